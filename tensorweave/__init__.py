@@ -1,0 +1,84 @@
+"""tensorweave: TF 1.x graph-mode API (`import tensorweave as tf`). This module only re-exports;
+tests/test_public_api.py pins the names users rely on."""
+from tensorweave.framework.dtypes import (DType, as_dtype, float16, float32, float64, half,  # noqa: F401
+                                          double, int8, int16, int32, int64, uint8, uint16, bool,
+                                          string)
+from tensorweave.framework.tensor_shape import TensorShape, Dimension, dimension_value  # noqa: F401
+from tensorweave.framework.graph import (Graph, Operation, Tensor, GraphKeys,  # noqa: F401
+                                         get_default_graph, reset_default_graph,
+                                         get_default_session, name_scope, control_dependencies,
+                                         device, colocate_with, add_to_collection,
+                                         add_to_collections, get_collection, get_collection_ref)
+from tensorweave.framework.device import DeviceSpec  # noqa: F401
+from tensorweave.framework.constant_op import (constant, convert_to_tensor,  # noqa: F401
+                                               convert_n_to_tensor,
+                                               register_tensor_conversion_function)
+from tensorweave.framework.indexed_slices import IndexedSlices  # noqa: F401
+from tensorweave.framework.graph_io import import_graph_def  # noqa: F401
+from tensorweave.framework.random_seed import set_random_seed  # noqa: F401
+from tensorweave.framework.protos.graph_pb2 import (GraphDef, NodeDef, AttrValue,  # noqa: F401
+                                                    TensorProto, TensorShapeProto)
+from tensorweave.framework.tensor_util import make_tensor_proto, make_ndarray  # noqa: F401
+from tensorweave.ops.array_ops import (placeholder, placeholder_with_default, identity,  # noqa: F401
+                                       stop_gradient, shape, size, rank, reshape, fill, zeros,
+                                       ones, zeros_like, ones_like, stack, unstack, concat,
+                                       split, expand_dims, squeeze, transpose, gather,
+                                       boolean_mask, pad)
+from tensorweave.ops.array_ops import slice_ as slice  # noqa: F401, A001
+from tensorweave.ops.math_ops import (add, subtract, multiply, divide, truediv, div,  # noqa: F401
+                                      floordiv, floor_div, mod, floormod, pow, negative,
+                                      abs, sign, square, sqrt, rsqrt, exp, expm1, log, log1p,
+                                      tanh, sigmoid, reciprocal, sin, cos, floor, ceil, round,
+                                      maximum, minimum, squared_difference, add_n, matmul,
+                                      tensordot, reduce_sum, reduce_mean, reduce_max, reduce_min,
+                                      reduce_prod, reduce_all, reduce_any, argmax, argmin,
+                                      equal, not_equal, less, less_equal, greater,
+                                      greater_equal, logical_and, logical_or, logical_not,
+                                      logical_xor, where, cast, to_float, to_int32, to_int64,
+                                      to_double, unsorted_segment_sum, invert_permutation,
+                                      broadcast_to)
+from tensorweave.ops.math_ops import range_ as range  # noqa: F401, A001
+from tensorweave.ops.math_ops import sub, mul, neg  # noqa: F401
+from tensorweave.ops.random_ops import (random_normal, random_uniform,  # noqa: F401
+                                        truncated_normal, random_shuffle)
+from tensorweave.ops.control_flow_ops import group, no_op, tuple, with_dependencies  # noqa: F401, A001
+from tensorweave.ops.state_ops import (assign, assign_add, assign_sub, scatter_update,  # noqa: F401
+                                       scatter_add, scatter_sub, is_variable_initialized)
+from tensorweave.ops.variables import (Variable, global_variables, all_variables,  # noqa: F401
+                                       local_variables, trainable_variables, model_variables,
+                                       moving_average_variables, variables_initializer,
+                                       initialize_variables, global_variables_initializer,
+                                       initialize_all_variables, local_variables_initializer,
+                                       initialize_local_variables, report_uninitialized_variables,
+                                       assert_variables_initialized)
+from tensorweave.ops.variable_scope import (variable_scope, get_variable,  # noqa: F401
+                                            get_local_variable, get_variable_scope,
+                                            VariableScope, AUTO_REUSE, variable_op_scope)
+from tensorweave.ops.init_ops import (zeros_initializer, ones_initializer,  # noqa: F401
+                                      constant_initializer, random_uniform_initializer,
+                                      random_normal_initializer, truncated_normal_initializer,
+                                      variance_scaling_initializer, glorot_uniform_initializer,
+                                      glorot_normal_initializer)
+from tensorweave.ops.gradients import (gradients, hessians, RegisterGradient,  # noqa: F401
+                                       NotDifferentiable, no_gradient)
+from tensorweave.runtime.session import Session, InteractiveSession  # noqa: F401
+from tensorweave.runtime.config import (ConfigProto, RunOptions, RunMetadata,  # noqa: F401
+                                        GPUOptions, GraphOptions, OptimizerOptions)
+from tensorweave import kernels as _kernels  # noqa: F401 - registers every kernel
+from tensorweave import (app, compat, errors, flags, initializers, logging, math,  # noqa: F401
+                         nn, random, train, dtypes)
+
+__version__ = "0.1.0"
+newaxis = None
+
+
+def disable_v2_behavior():
+    """Graph mode is the only mode: nothing to disable."""
+
+
+def disable_eager_execution():
+    """Graph mode is the only mode: nothing to disable."""
+
+
+def executing_eagerly():
+    return False

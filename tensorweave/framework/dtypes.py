@@ -1,0 +1,163 @@
+"""Data types: the TF-1.x `tf.float32`-style objects and their NumPy equivalents.
+
+A DType is a small immutable value object; the module keeps one instance per type so identity
+comparisons work, and `as_dtype` accepts DTypes, NumPy dtypes, Python types and type names.
+"""
+import builtins
+
+import numpy as np
+
+
+class DType:
+    __slots__ = ("_name", "_np", "_enum")
+
+    def __init__(self, name, np_dtype, enum):
+        self._name = name
+        self._np = np.dtype(np_dtype)
+        self._enum = enum
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def as_numpy_dtype(self):
+        return self._np.type
+
+    @property
+    def np_dtype(self):
+        return self._np
+
+    @property
+    def as_datatype_enum(self):
+        return self._enum
+
+    @property
+    def base_dtype(self):
+        return self
+
+    @property
+    def real_dtype(self):
+        return self
+
+    @property
+    def size(self):
+        return 0 if self is string else self._np.itemsize
+
+    @property
+    def is_floating(self):
+        return self._np.kind == "f"
+
+    @property
+    def is_integer(self):
+        return self._np.kind in "iu"
+
+    @property
+    def is_unsigned(self):
+        return self._np.kind == "u"
+
+    @property
+    def is_bool(self):
+        return self._np.kind == "b"
+
+    @property
+    def is_complex(self):
+        return False
+
+    @property
+    def is_numpy_compatible(self):
+        return True
+
+    @property
+    def min(self):
+        if self.is_floating:
+            return float(np.finfo(self._np).min)
+        if self.is_integer:
+            return int(np.iinfo(self._np).min)
+        raise TypeError(f"Cannot find minimum value of {self._name}.")
+
+    @property
+    def max(self):
+        if self.is_floating:
+            return float(np.finfo(self._np).max)
+        if self.is_integer:
+            return int(np.iinfo(self._np).max)
+        raise TypeError(f"Cannot find maximum value of {self._name}.")
+
+    def is_compatible_with(self, other):
+        return self is as_dtype(other)
+
+    def __eq__(self, other):
+        if other is None:
+            return False
+        try:
+            return self is as_dtype(other)
+        except TypeError:
+            return False
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(self._name)
+
+    def __repr__(self):
+        return f"tf.{self._name}"
+
+    def __reduce__(self):
+        return as_dtype, (self._name,)
+
+
+# Enum values are our own wire numbering (used in GraphDef AttrValue.type and TensorProto.dtype).
+float16 = DType("float16", np.float16, 19)
+float32 = DType("float32", np.float32, 1)
+float64 = DType("float64", np.float64, 2)
+int8 = DType("int8", np.int8, 6)
+int16 = DType("int16", np.int16, 5)
+int32 = DType("int32", np.int32, 3)
+int64 = DType("int64", np.int64, 9)
+uint8 = DType("uint8", np.uint8, 4)
+uint16 = DType("uint16", np.uint16, 17)
+bool = DType("bool", np.bool_, 10)  # noqa: A001 - TF exposes tf.bool
+string = DType("string", np.object_, 7)
+half = float16
+double = float64
+
+ALL_DTYPES = (float16, float32, float64, int8, int16, int32, int64, uint8, uint16, bool, string)
+FLOATING = (float16, float32, float64)
+INTEGER = (int8, int16, int32, int64, uint8, uint16)
+NUMERIC = FLOATING + INTEGER
+
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NAME.update({"half": float16, "double": float64, "float": float32, "int": int32})
+_BY_ENUM = {d.as_datatype_enum: d for d in ALL_DTYPES}
+_BY_NP = {d.np_dtype: d for d in ALL_DTYPES if d is not string}
+_PY_TYPES = {float: float32, int: int32, builtins.bool: bool, str: string, bytes: string}
+
+
+def as_dtype(type_value):
+    """Converts a DType, NumPy dtype, Python type, enum value or type name to a DType."""
+    if isinstance(type_value, DType):
+        return type_value
+    if isinstance(type_value, str):
+        found = _BY_NAME.get(type_value)
+        if found is None:
+            raise TypeError(f"Cannot convert {type_value!r} to a tensorweave DType; "
+                            f"known names: {sorted(_BY_NAME)}")
+        return found
+    if isinstance(type_value, (int, np.integer)) and not isinstance(type_value, builtins.bool):
+        found = _BY_ENUM.get(int(type_value))
+        if found is not None:
+            return found
+    if type_value in _PY_TYPES:
+        return _PY_TYPES[type_value]
+    try:
+        np_dtype = np.dtype(type_value)
+    except TypeError:
+        raise TypeError(f"Cannot convert {type_value!r} to a tensorweave DType.") from None
+    if np_dtype.kind in "OSU":
+        return string
+    found = _BY_NP.get(np_dtype)
+    if found is None:
+        raise TypeError(f"NumPy dtype {np_dtype} has no tensorweave equivalent.")
+    return found

@@ -1,0 +1,9 @@
+"""`tf.initializers`: re-exports."""
+from tensorweave.ops.init_ops import (Zeros as zeros, Ones as ones,  # noqa: F401
+                                      Constant as constant, RandomUniform as random_uniform,
+                                      RandomNormal as random_normal,
+                                      TruncatedNormal as truncated_normal,
+                                      VarianceScaling as variance_scaling,
+                                      GlorotUniform as glorot_uniform,
+                                      GlorotNormal as glorot_normal, he_normal, he_uniform,
+                                      lecun_normal, lecun_uniform)

@@ -1,0 +1,6 @@
+"""L1 compute: NumPy kernels, one module per op family, and the kernel table (registry.py).
+
+Every family module is listed here; tests/test_architecture.py checks that every registered op
+type has a kernel, so a family missing from this list fails loudly.
+"""
+from tensorweave.kernels import array, control_flow, math, nn, random, state, training  # noqa: F401

@@ -1,0 +1,251 @@
+"""Kernels of the math ops. Each keeps its input dtype (NEP 50: a NumPy float64 scalar times a
+float32 array is float64, so no Python/NumPy float64 scalar may enter a float32 computation)."""
+import numpy as np
+
+from tensorweave.framework import errors
+from tensorweave.kernels.registry import register_kernel
+
+UNARY = {
+    "Neg": np.negative, "Abs": np.abs, "Sign": np.sign, "Square": np.square, "Sqrt": np.sqrt,
+    "Exp": np.exp, "Expm1": np.expm1, "Log": np.log, "Log1p": np.log1p, "Tanh": np.tanh,
+    "Sin": np.sin, "Cos": np.cos, "Floor": np.floor, "Ceil": np.ceil, "Round": np.round,
+}
+
+
+def _unary_kernel(fn):
+    def compute(x):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return fn(x)
+    return compute
+
+
+for _name, _fn in UNARY.items():
+    register_kernel(_name)(_unary_kernel(_fn))
+
+
+@register_kernel("Rsqrt")
+def rsqrt(x):
+    with np.errstate(divide="ignore"):
+        return np.reciprocal(np.sqrt(x))
+
+
+@register_kernel("Reciprocal")
+def reciprocal(x):
+    with np.errstate(divide="ignore"):
+        return np.reciprocal(x)
+
+
+@register_kernel("Sigmoid")
+def sigmoid(x):
+    # Stable for large |x|: exp of a non-positive number only.
+    x = np.asarray(x)
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+def _floordiv(x, y):
+    if np.asarray(x).dtype.kind in "iu" and np.any(np.asarray(y) == 0):
+        raise errors.InvalidArgumentError(None, None, "Integer division by zero")
+    return np.floor_divide(x, y)
+
+
+def _floormod(x, y):
+    if np.asarray(x).dtype.kind in "iu" and np.any(np.asarray(y) == 0):
+        raise errors.InvalidArgumentError(None, None, "Integer modulo by zero")
+    return np.mod(x, y)
+
+
+def _add(x, y):
+    if np.asarray(x).dtype == object:
+        return np.char.add(np.asarray(x).astype(bytes), np.asarray(y).astype(bytes)).astype(object)
+    return np.add(x, y)
+
+
+def _pow(x, y):
+    if np.asarray(x).dtype.kind in "iu" and np.any(np.asarray(y) < 0):
+        raise errors.InvalidArgumentError(None, None, "Integers to negative integer powers are "
+                                          "not allowed")
+    return np.power(x, y)
+
+
+BINARY = {
+    "Add": _add, "Sub": np.subtract, "Mul": np.multiply, "RealDiv": np.divide,
+    "FloorDiv": _floordiv, "FloorMod": _floormod, "Pow": _pow, "Maximum": np.maximum,
+    "Minimum": np.minimum, "SquaredDifference": lambda x, y: np.square(np.subtract(x, y)),
+    "Equal": np.equal, "NotEqual": np.not_equal, "Less": np.less, "LessEqual": np.less_equal,
+    "Greater": np.greater, "GreaterEqual": np.greater_equal, "LogicalAnd": np.logical_and,
+    "LogicalOr": np.logical_or,
+}
+
+
+def _binary_kernel(fn):
+    def compute(x, y):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return fn(x, y)
+    return compute
+
+
+for _name, _fn in BINARY.items():
+    register_kernel(_name)(_binary_kernel(_fn))
+
+
+@register_kernel("LogicalNot")
+def logical_not(x):
+    return np.logical_not(x)
+
+
+@register_kernel("SelectV2")
+def select_v2(condition, t, e):
+    return np.where(condition, t, e)
+
+
+@register_kernel("Cast")
+def cast(x, *, DstT, Truncate):  # noqa: N803 - attr names are the op's
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.asarray(x).astype(DstT.np_dtype)
+
+
+@register_kernel("AddN")
+def add_n(*inputs):
+    total = np.add(inputs[0], inputs[1])
+    for value in inputs[2:]:
+        np.add(total, value, out=total)
+    return total
+
+
+@register_kernel("MatMul")
+def matmul(a, b, *, transpose_a, transpose_b):
+    if transpose_a:
+        a = a.T
+    if transpose_b:
+        b = b.T
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"Matrix size-incompatible: In[0]: {list(a.shape)}, "
+                         f"In[1]: {list(b.shape)}")
+    return np.matmul(a, b)
+
+
+@register_kernel("BatchMatMulV2")
+def batch_matmul_v2(x, y, *, adj_x, adj_y):
+    if adj_x:
+        x = np.swapaxes(x, -1, -2)
+    if adj_y:
+        y = np.swapaxes(y, -1, -2)
+    return np.matmul(x, y)
+
+
+def _axes(axes, ndim):
+    axes = np.asarray(axes).reshape(-1)
+    for axis in axes.tolist():
+        if not -max(ndim, 1) <= axis < max(ndim, 1):
+            raise errors.InvalidArgumentError(None, None, f"Invalid reduction dimension {axis} "
+                                              f"for input with {ndim} dimensions")
+    return tuple(int(a) % ndim for a in axes.tolist()) if ndim else ()
+
+
+def _reduction_kernel(fn, keep_dtype=True):
+    def compute(x, axes, *, keep_dims):
+        x = np.asarray(x)
+        result = fn(x, axis=_axes(axes, x.ndim), keepdims=keep_dims)
+        if keep_dtype and result.dtype != x.dtype:
+            result = result.astype(x.dtype)
+        return result
+    return compute
+
+
+register_kernel("Sum")(_reduction_kernel(np.sum))
+register_kernel("Mean")(_reduction_kernel(np.mean))
+register_kernel("Max")(_reduction_kernel(np.max))
+register_kernel("Min")(_reduction_kernel(np.min))
+register_kernel("Prod")(_reduction_kernel(np.prod))
+register_kernel("All")(_reduction_kernel(np.all))
+register_kernel("Any")(_reduction_kernel(np.any))
+
+
+@register_kernel("BroadcastTo")
+def broadcast_to(x, new_shape):
+    return np.broadcast_to(x, [int(d) for d in np.asarray(new_shape).reshape(-1)])
+
+
+@register_kernel("BroadcastGradientArgs")
+def broadcast_gradient_args(s0, s1):
+    s0, s1 = np.asarray(s0).tolist(), np.asarray(s1).tolist()
+    rank = max(len(s0), len(s1))
+    a = [1] * (rank - len(s0)) + s0
+    b = [1] * (rank - len(s1)) + s1
+    r0, r1 = [], []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x == y:
+            if x == 1:
+                r0.append(i)
+                r1.append(i)
+            continue
+        if x == 1:
+            r0.append(i)
+        elif y == 1:
+            r1.append(i)
+        else:
+            raise errors.InvalidArgumentError(None, None, f"Incompatible shapes: {s0} vs. {s1}")
+    dtype = np.asarray(s0).dtype if s0 else np.int32
+    return np.array(r0, dtype=dtype), np.array(r1, dtype=dtype)
+
+
+def _arg_kernel(fn):
+    def compute(x, axis, *, output_type):
+        x = np.asarray(x)
+        axis = int(axis)
+        if x.shape[axis] == 0:
+            raise errors.InvalidArgumentError(None, None, "Reduction axis has size 0")
+        return fn(x, axis=axis).astype(output_type.np_dtype)
+    return compute
+
+
+register_kernel("ArgMax")(_arg_kernel(np.argmax))
+register_kernel("ArgMin")(_arg_kernel(np.argmin))
+
+
+@register_kernel("Range")
+def range_(start, limit, delta):
+    if delta == 0:
+        raise errors.InvalidArgumentError(None, None, "Requires delta != 0")
+    return np.arange(start, limit, delta, dtype=np.asarray(start).dtype)
+
+
+@register_kernel("InvertPermutation")
+def invert_permutation(x):
+    x = np.asarray(x)
+    if sorted(x.tolist()) != list(range(x.size)):
+        raise errors.InvalidArgumentError(None, None, f"{x.tolist()} is not a permutation")
+    return np.argsort(x).astype(x.dtype)
+
+
+@register_kernel("UnsortedSegmentSum")
+def unsorted_segment_sum(data, segment_ids, num_segments):
+    data, ids = np.asarray(data), np.asarray(segment_ids)
+    num = int(num_segments)
+    if ids.size and (ids.max() >= num):
+        raise errors.InvalidArgumentError(None, None, f"segment_ids contains {ids.max()}, which "
+                                          f"is not in [0, {num})")
+    out = np.zeros((num,) + data.shape[ids.ndim:], dtype=data.dtype)
+    valid = ids >= 0  # negative ids are dropped, as in TF
+    np.add.at(out, ids[valid], data[valid])
+    return out
+
+
+@register_kernel("SumToShape")
+def sum_to_shape(x, target_shape):
+    x = np.asarray(x)
+    target = tuple(int(d) for d in np.asarray(target_shape).reshape(-1))
+    if x.shape == target:
+        return x
+    lead = x.ndim - len(target)
+    if lead < 0:
+        raise errors.InvalidArgumentError(None, None, f"cannot sum shape {list(x.shape)} down to "
+                                          f"{list(target)}")
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(target)
+                                      if d == 1 and x.shape[lead + i] != 1)
+    for i, d in enumerate(target):
+        if d != 1 and x.shape[lead + i] != d:
+            raise errors.InvalidArgumentError(None, None, f"cannot sum shape {list(x.shape)} "
+                                              f"down to {list(target)}")
+    return np.sum(x, axis=axes, dtype=x.dtype).reshape(target)

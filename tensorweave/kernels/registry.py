@@ -1,0 +1,56 @@
+"""The kernel table: op type -> a NumPy function computing it.
+
+A kernel is `compute(*inputs, **attrs) -> array | tuple of arrays`, receiving only the attrs its
+signature names. Stateful kernels receive their resource first: `compute(resource, *inputs, ...)`.
+`resource` says which resource the runtime binds (see runtime/resources.py):
+  "variable"      the variable cell this VariableV2 op owns;
+  "variable_ref"  the variable cells behind the first `num_refs` inputs (ref inputs, e.g.
+                  Assign's `ref`, ApplyAdam's var, m and v), passed as that many leading
+                  arguments in place of those inputs;
+  "rng"           a NumPy Generator owned by the op, seeded from its seed/seed2 attrs.
+`forwards_input` marks kernels whose output may be a view of input 0 (Identity, Reshape): the
+session copies a fetched value that may alias a variable's buffer. Kernels never write into
+their inputs; kernels of the "variable_ref" kind update their variable in place.
+"""
+import inspect
+from dataclasses import dataclass
+
+RESOURCE_KINDS = (None, "variable", "variable_ref", "rng")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    op_type: str
+    compute: object
+    attr_names: tuple
+    resource: str = None
+    forwards_input: bool = False
+    num_refs: int = 0
+
+
+_KERNELS = {}
+
+
+def register_kernel(op_type, resource=None, forwards_input=False, num_refs=None):
+    """Decorator: registers `compute` as the kernel of `op_type`."""
+    if resource not in RESOURCE_KINDS:
+        raise ValueError(f"Unknown resource kind {resource!r} for kernel {op_type!r}")
+
+    def decorate(compute):
+        if op_type in _KERNELS:
+            raise ValueError(f"Kernel for {op_type!r} is registered twice")
+        params = inspect.signature(compute).parameters.values()
+        attr_names = tuple(p.name for p in params if p.kind == p.KEYWORD_ONLY)
+        refs = num_refs if num_refs is not None else (1 if resource == "variable_ref" else 0)
+        _KERNELS[op_type] = Kernel(op_type, compute, attr_names, resource, forwards_input, refs)
+        return compute
+
+    return decorate
+
+
+def get_kernel(op_type):
+    return _KERNELS.get(op_type)
+
+
+def registered_kernel_types():
+    return sorted(_KERNELS)

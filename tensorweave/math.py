@@ -1,0 +1,12 @@
+"""`tf.math`: re-exports."""
+from tensorweave.ops.math_ops import (add, subtract, multiply, divide, truediv, floordiv,  # noqa: F401
+                                      floormod, pow, negative, abs, sign, square, sqrt, rsqrt,
+                                      exp, expm1, log, log1p, tanh, sigmoid, reciprocal, sin,
+                                      cos, floor, ceil, round, maximum, minimum,
+                                      squared_difference, add_n, reduce_sum, reduce_mean,
+                                      reduce_max, reduce_min, reduce_prod, reduce_all,
+                                      reduce_any, argmax, argmin, equal, not_equal, less,
+                                      less_equal, greater, greater_equal, logical_and,
+                                      logical_or, logical_not, logical_xor,
+                                      unsorted_segment_sum, invert_permutation)
+from tensorweave.ops.math_ops import mod  # noqa: F401

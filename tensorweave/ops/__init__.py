@@ -1,0 +1,6 @@
+"""L1 graph-building API: one module per op family, each registering its ops' signatures, shape
+functions and gradient rules. Importing this package registers every family (the architecture
+test checks each registered op has a kernel, a gradient decision and a test row)."""
+from tensorweave.ops import (array_ops, control_flow_ops, math_ops, nn_ops,  # noqa: F401
+                             random_ops, state_ops, training_ops, variables, variable_scope,
+                             init_ops)

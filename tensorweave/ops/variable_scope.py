@@ -1,0 +1,290 @@
+"""`tf.variable_scope` and `tf.get_variable`: variables named by scope, shared on request.
+
+Each graph has one variable store (name -> Variable). `get_variable` creates a variable unless
+the enclosing scope says reuse, in which case it returns the existing one; AUTO_REUSE does
+whichever applies. A variable scope also opens a name scope of the same name for the ops.
+"""
+import contextlib
+import threading
+
+from tensorweave.framework import dtypes
+from tensorweave.framework import graph as graph_lib
+from tensorweave.framework import tensor_shape
+from tensorweave.framework.graph import GraphKeys
+from tensorweave.ops import init_ops
+from tensorweave.ops.variables import Variable
+
+
+class _ReuseMode:
+    def __repr__(self):
+        return "AUTO_REUSE"
+
+
+AUTO_REUSE = _ReuseMode()
+
+
+class VariableScope:
+    def __init__(self, reuse, name="", initializer=None, regularizer=None, caching_device=None,
+                 partitioner=None, custom_getter=None, name_scope="", dtype=dtypes.float32,
+                 use_resource=None, constraint=None):
+        self._name = name
+        self._reuse = reuse
+        self._initializer = initializer
+        self._regularizer = regularizer
+        self._caching_device = caching_device
+        self._partitioner = partitioner
+        self._custom_getter = custom_getter
+        self._name_scope = name_scope
+        self._dtype = dtypes.as_dtype(dtype)
+        self._constraint = constraint
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def original_name_scope(self):
+        return self._name_scope
+
+    @property
+    def reuse(self):
+        return self._reuse
+
+    @property
+    def initializer(self):
+        return self._initializer
+
+    @property
+    def regularizer(self):
+        return self._regularizer
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def custom_getter(self):
+        return self._custom_getter
+
+    def reuse_variables(self):
+        self._reuse = True
+
+    def set_initializer(self, initializer):
+        self._initializer = initializer
+
+    def set_regularizer(self, regularizer):
+        self._regularizer = regularizer
+
+    def set_dtype(self, dtype):
+        self._dtype = dtypes.as_dtype(dtype)
+
+    def global_variables(self):
+        return graph_lib.get_collection(GraphKeys.GLOBAL_VARIABLES, self._name)
+
+    def trainable_variables(self):
+        return graph_lib.get_collection(GraphKeys.TRAINABLE_VARIABLES, self._name)
+
+    def get_variable(self, var_store, name, shape=None, dtype=None, initializer=None,
+                     regularizer=None, reuse=None, trainable=True, collections=None,
+                     caching_device=None, validate_shape=True, constraint=None, **unused):
+        full_name = f"{self._name}/{name}" if self._name else name
+        reuse = self._reuse if reuse is None else (reuse or self._reuse)
+        dtype = self._dtype if dtype is None else dtypes.as_dtype(dtype)
+        initializer = initializer if initializer is not None else self._initializer
+        regularizer = regularizer if regularizer is not None else self._regularizer
+        getter = var_store.get_variable
+        if self._custom_getter is not None:
+            base_getter = getter
+
+            def getter(name, **kwargs):  # noqa: F811 - the custom getter wraps the store's
+                return self._custom_getter(base_getter, name, **kwargs)
+        return getter(full_name, shape=shape, dtype=dtype, initializer=initializer,
+                      regularizer=regularizer, reuse=reuse, trainable=trainable,
+                      collections=collections, validate_shape=validate_shape,
+                      constraint=constraint)
+
+
+class _VariableStore:
+    def __init__(self):
+        self.variables = {}
+        self.scope_counts = {}
+
+    def get_variable(self, name, shape=None, dtype=dtypes.float32, initializer=None,
+                     regularizer=None, reuse=None, trainable=True, collections=None,
+                     validate_shape=True, constraint=None, **unused):
+        shape = tensor_shape.as_shape(shape) if shape is not None else None
+        if name in self.variables:
+            if reuse is False or reuse is None:
+                raise ValueError(f"Variable {name} already exists, disallowed. Did you mean to "
+                                 "set reuse=True or reuse=tf.AUTO_REUSE in VarScope?")
+            existing = self.variables[name]
+            if shape is not None and not shape.is_compatible_with(existing.shape):
+                raise ValueError(f"Trying to share variable {name}, but specified shape {shape} "
+                                 f"and found shape {existing.shape}.")
+            if dtype is not None and dtypes.as_dtype(dtype) != existing.dtype:
+                raise ValueError(f"Trying to share variable {name}, but specified dtype "
+                                 f"{dtypes.as_dtype(dtype).name} and found dtype "
+                                 f"{existing.dtype.name}.")
+            return existing
+        if reuse is True:
+            raise ValueError(f"Variable {name} does not exist, or was not created with "
+                             "tf.get_variable(). Did you mean to set reuse=tf.AUTO_REUSE in "
+                             "VarScope?")
+        initial_value = _initial_value_fn(name, shape, dtype, initializer)
+        with graph_lib.get_default_graph().name_scope(None):
+            variable = Variable(initial_value=initial_value, trainable=trainable,
+                                collections=collections, name=name + "/",
+                                validate_shape=validate_shape, constraint=constraint,
+                                dtype=dtype if not _is_tensor_initializer(initializer) else None)
+        self.variables[name] = variable
+        if regularizer is not None:
+            graph = graph_lib.get_default_graph()
+            with graph.name_scope(None), graph.name_scope(name + "/Regularizer/"):
+                loss = regularizer(variable)
+            if loss is not None:
+                graph.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
+        return variable
+
+
+def _is_tensor_initializer(initializer):
+    return isinstance(initializer, graph_lib.Tensor)
+
+
+def _initial_value_fn(name, shape, dtype, initializer):
+    if _is_tensor_initializer(initializer):
+        if shape is not None and not shape.is_compatible_with(initializer.shape):
+            raise ValueError(f"get_variable {name}: initializer shape {initializer.shape} does "
+                             f"not match shape {shape}")
+        return initializer
+    if initializer is not None and not callable(initializer):
+        return lambda: initializer  # a Python / NumPy value
+    if shape is None:
+        raise ValueError(f"Shape of a new variable ({name}) must be fully defined, but instead "
+                         "was <unknown>.")
+    if not shape.is_fully_defined():
+        raise ValueError(f"Shape of a new variable ({name}) must be fully defined, but instead "
+                         f"was {shape}.")
+    if initializer is None:
+        dtype = dtypes.as_dtype(dtype)
+        if dtype.is_floating:
+            initializer = init_ops.GlorotUniform()
+        elif dtype.is_integer or dtype.is_bool:
+            initializer = init_ops.Zeros()
+        else:
+            raise ValueError(f"An initializer for variable {name} of {dtype.name} is required")
+    if isinstance(initializer, type):
+        initializer = initializer()
+    return lambda: initializer(shape.as_list(), dtype=dtype)
+
+
+# Per-graph state: the store and the stack of variable scopes (per thread).
+_STORES = {}
+_STORES_LOCK = threading.Lock()
+
+
+def _store(graph=None):
+    graph = graph or graph_lib.get_default_graph()
+    with _STORES_LOCK:
+        store = getattr(graph, "_variable_store", None)
+        if store is None:
+            store = _VariableStore()
+            graph._variable_store = store
+        return store
+
+
+def _scope_stack(graph=None):
+    graph = graph or graph_lib.get_default_graph()
+    local = graph._state()
+    if not hasattr(local, "variable_scopes"):
+        local.variable_scopes = [VariableScope(False)]
+    return local.variable_scopes
+
+
+def get_variable_scope():
+    return _scope_stack()[-1]
+
+
+def _get_default_variable_store():
+    return _store()
+
+
+def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=None,
+                 trainable=None, collections=None, caching_device=None, partitioner=None,
+                 validate_shape=True, use_resource=None, custom_getter=None, constraint=None,
+                 synchronization=None, aggregation=None):
+    if partitioner is not None:
+        raise NotImplementedError("get_variable(partitioner=...) is not supported yet")
+    scope = get_variable_scope()
+    return scope.get_variable(_store(), name, shape=shape, dtype=dtype, initializer=initializer,
+                              regularizer=regularizer,
+                              trainable=True if trainable is None else trainable,
+                              collections=collections, validate_shape=validate_shape,
+                              constraint=constraint)
+
+
+def get_local_variable(name, shape=None, dtype=None, initializer=None, regularizer=None,
+                       trainable=False, collections=None, **kwargs):
+    collections = list(collections or []) + [GraphKeys.LOCAL_VARIABLES]
+    return get_variable(name, shape, dtype, initializer, regularizer, trainable=False,
+                        collections=collections, **kwargs)
+
+
+@contextlib.contextmanager
+def variable_scope(name_or_scope, default_name=None, values=None, initializer=None,
+                   regularizer=None, caching_device=None, partitioner=None, custom_getter=None,
+                   reuse=None, dtype=None, use_resource=None, constraint=None,
+                   auxiliary_name_scope=True):
+    """Opens a variable scope (and a name scope) for `get_variable` and the ops built inside."""
+    graph = graph_lib.get_default_graph()
+    stack = _scope_stack(graph)
+    parent = stack[-1]
+    store = _store(graph)
+    if name_or_scope is None and default_name is None:
+        raise TypeError("If name_or_scope is None, default_name must be given")
+    if reuse is False:
+        reuse = None  # False means "inherit", as in TF: a scope cannot turn reuse off
+    if isinstance(name_or_scope, VariableScope):
+        full_name = name_or_scope.name
+        name_scope_name = name_or_scope.original_name_scope
+        inherited = name_or_scope.reuse
+        base = name_or_scope
+    else:
+        if name_or_scope is None:
+            prefix = f"{parent.name}/" if parent.name else ""
+            count = store.scope_counts.get(prefix + default_name, 0)
+            short = default_name if count == 0 else f"{default_name}_{count}"
+            store.scope_counts[prefix + default_name] = count + 1
+        else:
+            short = name_or_scope
+        full_name = f"{parent.name}/{short}" if parent.name else short
+        name_scope_name = None
+        inherited = parent.reuse
+        base = parent
+    new_reuse = True if reuse is True or inherited is True else (
+        AUTO_REUSE if reuse is AUTO_REUSE or inherited is AUTO_REUSE else False)
+    if auxiliary_name_scope:
+        if name_scope_name:
+            ns_ctx = graph.name_scope(name_scope_name)
+        else:
+            ns_ctx = graph.name_scope(full_name.split("/")[-1])
+    else:
+        ns_ctx = contextlib.nullcontext(graph.get_name_scope() + "/" if graph.get_name_scope()
+                                        else "")
+    with ns_ctx as opened:
+        scope = VariableScope(
+            new_reuse, name=full_name,
+            initializer=initializer if initializer is not None else base.initializer,
+            regularizer=regularizer if regularizer is not None else base.regularizer,
+            caching_device=caching_device, partitioner=partitioner,
+            custom_getter=custom_getter if custom_getter is not None else base.custom_getter,
+            name_scope=opened or "", dtype=dtype if dtype is not None else base.dtype,
+            constraint=constraint)
+        stack.append(scope)
+        try:
+            yield scope
+        finally:
+            stack.pop()
+
+
+def variable_op_scope(values, name_or_scope, default_name=None, **kwargs):
+    return variable_scope(name_or_scope, default_name=default_name, values=values, **kwargs)

@@ -1,0 +1,284 @@
+"""`tf.Variable`: a VariableV2 op (the storage), an Assign initializer and an Identity read,
+all colocated, plus the collection helpers and initializer ops of TF 1.x."""
+import numpy as np
+
+from tensorweave.framework import dtypes
+from tensorweave.framework import graph as graph_lib
+from tensorweave.framework.constant_op import constant, convert_to_tensor
+from tensorweave.framework.constant_op import register_tensor_conversion_function
+from tensorweave.framework.graph import GraphKeys
+from tensorweave.ops import array_ops, control_flow_ops, math_ops, state_ops
+
+
+class Variable:
+    """A mutable tensor whose value persists across `Session.run` calls."""
+
+    def __init__(self, initial_value=None, trainable=True, collections=None, validate_shape=True,
+                 caching_device=None, name=None, variable_def=None, dtype=None,
+                 expected_shape=None, import_scope=None, constraint=None, use_resource=None,
+                 synchronization=None, aggregation=None, shape=None):
+        if variable_def is not None:
+            raise NotImplementedError("Variable(variable_def=...) is not supported yet")
+        if initial_value is None:
+            raise ValueError("initial_value must be specified.")
+        graph = graph_lib.get_default_graph()
+        if collections is None:
+            collections = [GraphKeys.GLOBAL_VARIABLES]
+        collections = list(collections)
+        if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:
+            collections.append(GraphKeys.TRAINABLE_VARIABLES)
+        self._trainable = trainable
+        self._constraint = constraint
+        self._save_slice_info = None
+        with graph.name_scope(name or "Variable") as scope:
+            with graph.name_scope("Initializer"):
+                if callable(initial_value):
+                    initial_value = initial_value()
+                self._initial_value = convert_to_tensor(initial_value, dtype=dtype,
+                                                        name="initial_value")
+            init_shape = self._initial_value.shape
+            if shape is not None:
+                var_shape = _as_shape(shape)
+            elif validate_shape:
+                if not init_shape.is_fully_defined():
+                    raise ValueError(f"initial_value must have a shape specified: "
+                                     f"{self._initial_value} (or pass validate_shape=False)")
+                var_shape = init_shape
+            else:
+                var_shape = _as_shape(None)
+            self._variable = state_ops.variable_op_v2(var_shape, self._initial_value.dtype,
+                                                      name=scope)
+            with graph.colocate_with(self._variable.op):
+                self._initializer_op = state_ops.assign(
+                    self._variable, self._initial_value, validate_shape=validate_shape,
+                    name="Assign").op
+                self._snapshot = array_ops.identity(self._variable, name="read")
+        self._caching_device = caching_device
+        graph.add_to_collections(collections, self)
+
+    # --- identity -----------------------------------------------------------------------------
+    @property
+    def name(self):
+        return self._variable.name
+
+    @property
+    def op(self):
+        return self._variable.op
+
+    @property
+    def graph(self):
+        return self._variable.graph
+
+    @property
+    def device(self):
+        return self._variable.device
+
+    @property
+    def dtype(self):
+        return self._variable.dtype
+
+    @property
+    def shape(self):
+        return self._variable.shape
+
+    def get_shape(self):
+        return self.shape
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @property
+    def constraint(self):
+        return self._constraint
+
+    @property
+    def initializer(self):
+        return self._initializer_op
+
+    @property
+    def initial_value(self):
+        return self._initial_value
+
+    def initialized_value(self):
+        """The value after initialization: initializes first if needed (for chained inits)."""
+        with graph_lib.get_default_graph().control_dependencies(None):
+            initialized = is_variable_initialized(self)
+            return math_ops.select(initialized, self.read_value(),
+                                   self._initial_value) if self.shape.is_fully_defined() \
+                else self._initial_value
+
+    def _as_graph_element(self):
+        return self._variable
+
+    def _ref(self):
+        return self._variable
+
+    def value(self):
+        return self._snapshot
+
+    def read_value(self):
+        return array_ops.identity(self._variable, name="read")
+
+    # --- updates ------------------------------------------------------------------------------
+    def assign(self, value, use_locking=None, name=None, read_value=True):
+        assign_op = state_ops.assign(self._variable, value, use_locking=use_locking, name=name)
+        return assign_op if read_value else assign_op.op
+
+    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+        op = state_ops.assign_add(self._variable, delta, use_locking=use_locking, name=name)
+        return op if read_value else op.op
+
+    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+        op = state_ops.assign_sub(self._variable, delta, use_locking=use_locking, name=name)
+        return op if read_value else op.op
+
+    def scatter_sub(self, sparse_delta, use_locking=False, name=None):
+        return state_ops.scatter_sub(self._variable, sparse_delta.indices, sparse_delta.values,
+                                     use_locking=use_locking, name=name)
+
+    def scatter_add(self, sparse_delta, use_locking=False, name=None):
+        return state_ops.scatter_add(self._variable, sparse_delta.indices, sparse_delta.values,
+                                     use_locking=use_locking, name=name)
+
+    def scatter_update(self, sparse_delta, use_locking=False, name=None):
+        return state_ops.scatter_update(self._variable, sparse_delta.indices,
+                                        sparse_delta.values, use_locking=use_locking, name=name)
+
+    def eval(self, session=None):
+        return self._variable.eval(session=session)
+
+    def load(self, value, session=None):
+        """Assigns `value` in `session` by feeding the initializer's input."""
+        session = session or graph_lib.get_default_session()
+        if session is None:
+            raise ValueError("Variable.load needs a session (pass one or set a default session)")
+        session.run(self._initializer_op, {self._initial_value: np.asarray(value)})
+
+    def set_shape(self, shape):
+        self._variable.set_shape(shape)
+        self._snapshot.set_shape(shape)
+
+    def __repr__(self):
+        return (f"<tf.Variable '{self.name}' shape={self.shape} "
+                f"dtype={self.dtype.name}_ref>")
+
+    def __hash__(self):
+        return id(self)
+
+    def __eq__(self, other):
+        return self is other
+
+    def __iter__(self):
+        raise TypeError("'Variable' object is not iterable.")
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(f"Cannot convert Variable {self.name} to a NumPy array; evaluate it in "
+                        "a session.")
+
+
+def _as_shape(shape):
+    from tensorweave.framework import tensor_shape
+    return tensor_shape.as_shape(shape)
+
+
+VariableV1 = RefVariable = Variable
+
+
+def _variable_to_tensor(value, dtype=None, name=None):
+    if dtype is not None and dtypes.as_dtype(dtype) != value.dtype:
+        raise ValueError(f"Incompatible type conversion requested to type "
+                         f"{dtypes.as_dtype(dtype).name} for variable {value.name} of type "
+                         f"{value.dtype.name}")
+    return value._snapshot
+
+
+register_tensor_conversion_function(Variable, _variable_to_tensor)
+
+
+def _install_variable_operators():
+    for name in graph_lib.Tensor._OVERLOADABLE:
+        tensor_method = getattr(graph_lib.Tensor, name, None)
+        if tensor_method is None:
+            continue
+
+        def method(self, *args, _tensor_method=tensor_method):
+            return _tensor_method(self._snapshot, *args)
+
+        setattr(Variable, name, method)
+
+
+_install_variable_operators()
+
+
+# --- collections and initializers ---------------------------------------------------------------
+def global_variables(scope=None):
+    return graph_lib.get_collection(GraphKeys.GLOBAL_VARIABLES, scope)
+
+
+all_variables = global_variables
+
+
+def local_variables(scope=None):
+    return graph_lib.get_collection(GraphKeys.LOCAL_VARIABLES, scope)
+
+
+def trainable_variables(scope=None):
+    return graph_lib.get_collection(GraphKeys.TRAINABLE_VARIABLES, scope)
+
+
+def model_variables(scope=None):
+    return graph_lib.get_collection(GraphKeys.MODEL_VARIABLES, scope)
+
+
+def moving_average_variables(scope=None):
+    return graph_lib.get_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, scope)
+
+
+def variables_initializer(var_list, name="init"):
+    if var_list:
+        return control_flow_ops.group(*[v.initializer for v in var_list], name=name)
+    return control_flow_ops.no_op(name=name)
+
+
+initialize_variables = variables_initializer
+
+
+def global_variables_initializer():
+    return variables_initializer(global_variables())
+
+
+initialize_all_variables = global_variables_initializer
+
+
+def local_variables_initializer():
+    return variables_initializer(local_variables(), name="init")
+
+
+initialize_local_variables = local_variables_initializer
+
+
+def is_variable_initialized(variable):
+    return state_ops.is_variable_initialized(variable)
+
+
+def assert_variables_initialized(var_list=None):
+    var_list = global_variables() + local_variables() if var_list is None else var_list
+    if not var_list:
+        return None
+    flags = array_ops.stack([state_ops.is_variable_initialized(v) for v in var_list])
+    return math_ops.reduce_all(flags, name="assert_variables_initialized")
+
+
+def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
+    """A 1-D string tensor naming the variables of `var_list` that are not initialized."""
+    if var_list is None:
+        var_list = global_variables() + local_variables()
+    graph = graph_lib.get_default_graph()
+    with graph.name_scope(name):
+        if not var_list:
+            return constant(np.array([], dtype=object), dtype=dtypes.string)
+        with graph.control_dependencies(None):
+            flags = array_ops.stack([state_ops.is_variable_initialized(v) for v in var_list])
+            names = constant(np.array([v.op.name.encode() for v in var_list], dtype=object))
+            return array_ops.boolean_mask(names, math_ops.logical_not(flags))

@@ -1,0 +1,5 @@
+"""`tf.random`: re-exports."""
+from tensorweave.framework.random_seed import set_random_seed as set_seed  # noqa: F401
+from tensorweave.ops.random_ops import (random_normal as normal,  # noqa: F401
+                                        random_uniform as uniform, truncated_normal,
+                                        random_shuffle as shuffle)

@@ -1,0 +1,81 @@
+"""The resource manager: state that outlives a step (variables, RNG state; later queues).
+
+Resources are keyed by (container, name). A local Session owns one manager, so its variables
+live as long as the session; a server's manager (distributed layer) outlives client sessions.
+"""
+import threading
+
+import numpy as np
+
+from tensorweave.framework import errors
+
+
+class VariableCell:
+    """The storage of one variable: its current array (None until initialized)."""
+
+    __slots__ = ("name", "value", "dtype", "shape", "lock")
+
+    def __init__(self, name, dtype, shape):
+        self.name = name
+        self.value = None
+        self.dtype = dtype
+        self.shape = shape
+        self.lock = threading.Lock()
+
+    def read(self):
+        value = self.value
+        if value is None:
+            raise errors.FailedPreconditionError(
+                None, None, f"Attempting to use uninitialized value {self.name}: run its "
+                "initializer first (e.g. sess.run(tf.global_variables_initializer())).")
+        return value
+
+
+class ResourceManager:
+    def __init__(self):
+        self._resources = {}
+        self._lock = threading.Lock()
+
+    def lookup_or_create(self, container, name, factory):
+        key = (container, name)
+        with self._lock:
+            resource = self._resources.get(key)
+            if resource is None:
+                resource = factory()
+                self._resources[key] = resource
+            return resource
+
+    def lookup(self, container, name):
+        return self._resources.get((container, name))
+
+    def clear(self, containers=None):
+        with self._lock:
+            if containers is None:
+                self._resources.clear()
+                return
+            for key in [k for k in self._resources if k[0] in containers]:
+                del self._resources[key]
+
+
+def variable_key(op):
+    """(container, name) of the variable a VariableV2 op owns."""
+    return op.get_attr("container"), op.get_attr("shared_name") or op.name
+
+
+def variable_cell(manager, op):
+    container, name = variable_key(op)
+    return manager.lookup_or_create(
+        container, name, lambda: VariableCell(op.name, op.get_attr("dtype"),
+                                              op.get_attr("shape")))
+
+
+def rng_for(manager, op):
+    """The op's random generator: deterministic from (seed, seed2) unless both are 0."""
+    seed, seed2 = op.get_attr("seed"), op.get_attr("seed2")
+
+    def make():
+        if seed == 0 and seed2 == 0:
+            return np.random.default_rng()
+        return np.random.default_rng([seed & 0xFFFFFFFF, seed2 & 0xFFFFFFFF])
+
+    return manager.lookup_or_create("__rng__", op.name, make)

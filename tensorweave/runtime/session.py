@@ -1,0 +1,267 @@
+"""`tf.Session`: feeds, fetches and targets in; values out, through cached execution plans.
+
+`run` normalises its fetches (nested lists, tuples, dicts, namedtuples of Tensors, Operations,
+names and tensor-like objects) and feeds (Tensor or name keys), then looks up the plan for that
+(feeds, fetches, targets) signature, building it once.
+"""
+import collections
+import threading
+
+import numpy as np
+
+from tensorweave.framework import dtypes
+from tensorweave.framework import errors
+from tensorweave.framework import graph as graph_lib
+from tensorweave.framework.indexed_slices import IndexedSlices
+from tensorweave.runtime import allocator
+from tensorweave.runtime import config as config_lib
+from tensorweave.runtime.executor import ExecutionPlan
+from tensorweave.runtime.resources import ResourceManager
+
+IndexedSlicesValue = collections.namedtuple("IndexedSlicesValue",
+                                            ["values", "indices", "dense_shape"])
+LOCAL_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
+
+# target prefix -> factory(target, graph, config) -> session implementation; filled by the
+# distributed layer for "grpc://" (the runtime layer cannot import it).
+_TARGET_FACTORIES = {}
+
+
+def register_session_target(prefix, factory):
+    _TARGET_FACTORIES[prefix] = factory
+
+
+class _DeviceAttributes(collections.namedtuple("_DeviceAttributes",
+                                               ["name", "device_type", "memory_limit_bytes",
+                                                "incarnation"])):
+    pass
+
+
+class BaseSession:
+    def __init__(self, target="", graph=None, config=None):
+        self._graph = graph if graph is not None else graph_lib.get_default_graph()
+        if not isinstance(self._graph, graph_lib.Graph):
+            raise TypeError(f"graph must be a tf.Graph, got {type(self._graph).__name__}")
+        if config is not None and not isinstance(config, config_lib.ConfigProto):
+            raise TypeError(f"config must be a tf.ConfigProto, got {type(config).__name__}")
+        self._config = config or config_lib.ConfigProto()
+        self._target = target.decode() if isinstance(target, bytes) else (target or "")
+        self._closed = False
+        self._lock = threading.Lock()
+        self._plans = {}
+        self.num_plans_built = 0
+        self._resource_manager = ResourceManager()
+        self._default_controller = None
+        if self._target not in ("", "local"):
+            prefix = self._target.split("://", 1)[0] + "://" if "://" in self._target else None
+            if prefix not in _TARGET_FACTORIES:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Session target {self._target!r} is not supported: use '' for an "
+                    f"in-process session{' or one of ' + ', '.join(_TARGET_FACTORIES) if _TARGET_FACTORIES else ''}.")
+            self._remote = _TARGET_FACTORIES[prefix](self._target, self._graph, self._config)
+        else:
+            self._remote = None
+        allocator.keep_freed_memory()
+
+    @property
+    def graph(self):
+        return self._graph
+
+    @property
+    def graph_def(self):
+        return self._graph.as_graph_def()
+
+    @property
+    def sess_str(self):
+        return self._target
+
+    def list_devices(self):
+        return [_DeviceAttributes(LOCAL_DEVICE, "CPU", 0, 1)]
+
+    def as_default(self):
+        return graph_lib.default_session(self)
+
+    def close(self):
+        self._closed = True
+        self._plans.clear()
+        if self._remote is not None:
+            self._remote.close()
+
+    def __enter__(self):
+        if self._default_controller is None:
+            self._default_graph_ctx = self._graph.as_default()
+            self._default_graph_ctx.__enter__()
+            self._default_controller = self.as_default()
+            self._default_controller.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if self._default_controller is not None:
+            self._default_controller.__exit__(exc_type, exc, tb)
+            self._default_graph_ctx.__exit__(exc_type, exc, tb)
+            self._default_controller = None
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            self._closed = True
+        except Exception:  # interpreter shutdown
+            pass
+
+    # --- run ----------------------------------------------------------------------------------
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        if fetches is None:
+            raise TypeError("Fetch argument None has invalid type: pass a Tensor, an Operation, "
+                            "a name, or a nested structure of them.")
+        flat = []
+        rebuild = self._flatten_fetch(fetches, flat)
+        feeds = self._normalize_feeds(feed_dict) if feed_dict else {}
+        key = (tuple(flat), tuple(feeds))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._build_plan(flat, feeds)
+            self._plans[key] = plan
+        trace = None
+        if options is not None and options.trace_level >= config_lib.RunOptions.FULL_TRACE:
+            trace = []
+        values = plan.run(feeds, trace)
+        if trace is not None and run_metadata is not None:
+            run_metadata.step_stats.add_node_stats(trace)
+        fetched = iter(values)
+        return rebuild(iter([next(fetched) if isinstance(item, graph_lib.Tensor) else None
+                             for item in flat]))
+
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        """A function running `fetches` with positional feeds, skipping per-call normalisation."""
+        feed_tensors = [self._graph.as_graph_element(f, allow_operation=False)
+                        for f in (feed_list or [])]
+        flat = []
+        rebuild = self._flatten_fetch(fetches, flat)
+        plan = self._build_plan(flat, dict.fromkeys(feed_tensors))
+        is_tensor = [isinstance(item, graph_lib.Tensor) for item in flat]
+
+        def run_callable(*feed_args, options=None, run_metadata=None):
+            if len(feed_args) != len(feed_tensors):
+                raise TypeError(f"This callable takes {len(feed_tensors)} feed values, got "
+                                f"{len(feed_args)}")
+            feeds = {t: _check_feed(t, v) for t, v in zip(feed_tensors, feed_args)}
+            values = iter(plan.run(feeds))
+            return rebuild(iter([next(values) if flag else None for flag in is_tensor]))
+
+        return run_callable
+
+    def _build_plan(self, flat, feeds):
+        if self._remote is not None:
+            raise errors.UnimplementedError(None, None, "remote plans are built by the master")
+        fetch_tensors = [item for item in flat if isinstance(item, graph_lib.Tensor)]
+        targets = [item for item in flat if isinstance(item, graph_lib.Operation)]
+        for item in flat:
+            if not self._graph.is_fetchable(item):
+                raise errors.InvalidArgumentError(None, None, f"{item.name} may not be fetched.")
+        plan = ExecutionPlan(fetch_tensors, targets, list(feeds), self._resource_manager)
+        self.num_plans_built += 1
+        return plan
+
+    def _flatten_fetch(self, fetch, flat):
+        """Appends the graph elements of `fetch` to `flat`; returns a function that rebuilds
+        the structure from an iterator over the values, in the same order."""
+        if isinstance(fetch, (graph_lib.Tensor, graph_lib.Operation, str)):
+            flat.append(self._graph.as_graph_element(fetch))
+            return next
+        if isinstance(fetch, IndexedSlices):
+            parts = [fetch.values, fetch.indices] + (
+                [fetch.dense_shape] if fetch.dense_shape is not None else [])
+            flat.extend(self._graph.as_graph_element(p) for p in parts)
+            padding = [None] * (3 - len(parts))
+            return lambda values: IndexedSlicesValue(*([next(values) for _ in parts] + padding))
+        if isinstance(fetch, dict):
+            keys = list(fetch)
+            subs = [self._flatten_fetch(fetch[k], flat) for k in keys]
+            make = dict if isinstance(fetch, collections.defaultdict) else type(fetch)
+            return lambda values: make(zip(keys, [sub(values) for sub in subs]))
+        if isinstance(fetch, tuple) and hasattr(fetch, "_fields"):
+            subs = [self._flatten_fetch(item, flat) for item in fetch]
+            return lambda values: type(fetch)(*[sub(values) for sub in subs])
+        if isinstance(fetch, (list, tuple)):
+            subs = [self._flatten_fetch(item, flat) for item in fetch]
+            return lambda values: type(fetch)([sub(values) for sub in subs])
+        if hasattr(fetch, "_as_graph_element"):
+            flat.append(self._graph.as_graph_element(fetch._as_graph_element()))
+            return next
+        raise TypeError(f"Fetch argument {fetch!r} has invalid type {type(fetch).__name__}: "
+                        "must be a Tensor, Operation, string name or a nested list/tuple/dict "
+                        "of them.")
+
+    def _normalize_feeds(self, feed_dict):
+        feeds = {}
+        for key, value in feed_dict.items():
+            if isinstance(key, IndexedSlices):
+                parts = [(key.values, value[0]), (key.indices, value[1])]
+                if key.dense_shape is not None and len(value) > 2:
+                    parts.append((key.dense_shape, value[2]))
+            else:
+                parts = [(key, value)]
+            for part_key, part_value in parts:
+                try:
+                    tensor = self._graph.as_graph_element(
+                        part_key._as_graph_element() if hasattr(part_key, "_as_graph_element")
+                        else part_key, allow_operation=False)
+                except (KeyError, ValueError) as exc:
+                    raise TypeError(f"Cannot interpret feed_dict key as Tensor: {exc}") from None
+                if not self._graph.is_feedable(tensor):
+                    raise ValueError(f"Tensor {tensor.name} may not be fed.")
+                feeds[tensor] = _check_feed(tensor, part_value)
+        return feeds
+
+
+def _check_feed(tensor, value):
+    if isinstance(value, graph_lib.Tensor):
+        raise TypeError(f"The value of a feed cannot be a tf.Tensor object (feeding "
+                        f"{tensor.name}). Acceptable feed values include Python scalars, "
+                        "strings, lists, numpy ndarrays.")
+    dtype = tensor.dtype
+    array = value if isinstance(value, np.ndarray) else np.asarray(value)
+    if array.dtype != dtype.np_dtype:
+        if not _feed_convertible(array.dtype, dtype):
+            raise TypeError(f"Cannot feed value of dtype {array.dtype} for Tensor {tensor.name}, "
+                            f"which has dtype {dtype.name}.")
+        array = array.astype(dtype.np_dtype)
+    if not tensor.shape.is_compatible_with(array.shape):
+        raise ValueError(f"Cannot feed value of shape {array.shape} for Tensor {tensor.name}, "
+                         f"which has shape {tensor.shape}")
+    return array
+
+
+def _feed_convertible(np_dtype, dtype):
+    kind = np_dtype.kind
+    if dtype is dtypes.string:
+        return kind in "OSU"
+    if dtype.is_bool:
+        return kind == "b"
+    if dtype.is_integer:
+        return kind in "iub"
+    if dtype.is_floating:
+        return kind in "fiub"
+    return False
+
+
+class Session(BaseSession):
+    """`tf.Session(target='', graph=None, config=None)`."""
+
+
+class InteractiveSession(BaseSession):
+    """A Session that installs itself as the default session (for shells and notebooks)."""
+
+    def __init__(self, target="", graph=None, config=None):
+        super().__init__(target, graph, config)
+        self._interactive_ctx = self.as_default()
+        self._interactive_ctx.__enter__()
+
+    def close(self):
+        super().close()
+        if self._interactive_ctx is not None:
+            self._interactive_ctx.__exit__(None, None, None)
+            self._interactive_ctx = None

@@ -1,0 +1,13 @@
+"""`tf.train` (L4): optimizers, the global step and learning-rate schedules. Re-exports only."""
+from tensorweave.train.optimizer import Optimizer  # noqa: F401
+from tensorweave.train.gradient_descent import GradientDescentOptimizer  # noqa: F401
+from tensorweave.train.momentum import MomentumOptimizer  # noqa: F401
+from tensorweave.train.adam import AdamOptimizer  # noqa: F401
+from tensorweave.train.adagrad import AdagradOptimizer  # noqa: F401
+from tensorweave.train.rmsprop import RMSPropOptimizer  # noqa: F401
+from tensorweave.train.training_util import (get_global_step, create_global_step,  # noqa: F401
+                                             get_or_create_global_step, global_step,
+                                             assert_global_step)
+from tensorweave.train.learning_rate_decay import (exponential_decay,  # noqa: F401
+                                                   piecewise_constant, inverse_time_decay,
+                                                   polynomial_decay)
