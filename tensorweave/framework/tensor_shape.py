@@ -49,6 +49,35 @@ class Dimension:
             return None
         return self._value == other.value
 
+    def __ne__(self, other):
+        # Python's default __ne__ would turn an unknown comparison (None) into True.
+        equal = self.__eq__(other)
+        if equal is NotImplemented or equal is None:
+            return equal
+        return not equal
+
+    def _compare(self, other, fn):
+        """None when either side is unknown (as TF 1.x), else the comparison."""
+        try:
+            other = as_dimension(other)
+        except (TypeError, ValueError):
+            return NotImplemented
+        if self._value is None or other.value is None:
+            return None
+        return fn(self._value, other.value)
+
+    def __lt__(self, other):
+        return self._compare(other, lambda a, b: a < b)
+
+    def __le__(self, other):
+        return self._compare(other, lambda a, b: a <= b)
+
+    def __gt__(self, other):
+        return self._compare(other, lambda a, b: a > b)
+
+    def __ge__(self, other):
+        return self._compare(other, lambda a, b: a >= b)
+
     def __hash__(self):
         return hash(self._value)
 
