@@ -7,6 +7,10 @@ scopes combine (the inner scope's fields win, the outer ones fill the gaps).
 """
 
 
+# Device types accepted in the legacy short form ("/cpu:0", "/gpu", "/GPU:1").
+_SHORT_DEVICE_TYPES = ("cpu", "gpu", "tpu")
+
+
 class DeviceSpec:
     __slots__ = ("job", "replica", "task", "device_type", "device_index")
 
@@ -26,6 +30,7 @@ class DeviceSpec:
             spec = spec.to_string()
         if not spec:
             return self
+        type_seen = False
         for part in spec.split("/"):
             if not part:
                 continue
@@ -39,17 +44,20 @@ class DeviceSpec:
                     self.replica = _parse_index(value, spec)
                 else:
                     self.task = _parse_index(value, spec)
-            elif len(fields) == 3 and key == "device":
-                self.device_type = fields[1].upper()
-                self.device_index = None if fields[2] == "*" else _parse_index(fields[2], spec)
-            elif len(fields) == 2 and key == "device":
-                self.device_type = fields[1].upper()
-            elif len(fields) == 2 and key in ("cpu", "gpu", "tpu"):
-                self.device_type = key.upper()
-                self.device_index = None if fields[1] == "*" else _parse_index(fields[1], spec)
+                continue
+            if key == "device" and len(fields) in (2, 3):
+                device_type, index = fields[1], fields[2] if len(fields) == 3 else "*"
+            elif key in _SHORT_DEVICE_TYPES and len(fields) in (1, 2):
+                device_type, index = key, fields[1] if len(fields) == 2 else "*"
             else:
                 raise ValueError(f"Unknown part {part!r} in device specification {spec!r}; expected "
                                  "/job:NAME/replica:R/task:T/device:TYPE:INDEX")
+            if type_seen:
+                # "/cpu:0/gpu:1" names two devices; silently keeping one would misplace ops.
+                raise ValueError(f"Device specification {spec!r} names more than one device type")
+            type_seen = True
+            self.device_type = device_type.upper()
+            self.device_index = None if index == "*" else _parse_index(index, spec)
         return self
 
     def merge_from(self, other):

@@ -49,6 +49,9 @@ class OpError(Exception):
         return self._node_def
 
     def __reduce__(self):
+        # Subclasses fix their code; the base class must carry it or unpickling loses it.
+        if type(self) is OpError:
+            return OpError, (None, None, self._message, self.error_code)
         return type(self), (None, None, self._message)
 
     def __str__(self):
