@@ -67,11 +67,11 @@ def to_numpy(values, dtype=None):
         elif array.dtype == np.int64 and not _is_numpy_typed(values):
             if array.size == 0 or (array.min() >= -2**31 and array.max() < 2**31):
                 array = array.astype(np.int32)
-        elif array.dtype.kind in "SU":
-            array = array.astype(object)
+        elif array.dtype.kind in "SUO":
+            array = _encode_strings(array)
         return array
     if np_dtype == np.object_:
-        return np.asarray(values, dtype=object)
+        return _encode_strings(np.asarray(values, dtype=object))
     array = np.asarray(values)
     if array.dtype.kind == "f" and np.dtype(np_dtype).kind in "iub" and array.size:
         if not np.all(np.equal(np.mod(array, 1), 0)):
@@ -87,6 +87,17 @@ def to_numpy(values, dtype=None):
     if array.dtype.kind in "fiu" and np.dtype(np_dtype).kind == "b":
         raise TypeError(f"Expected bool, got {values!r} of type {array.dtype}")
     return array.astype(np_dtype, copy=False)
+
+
+def _encode_strings(array):
+    """String tensors hold bytes, as in TF: str elements are UTF-8 encoded."""
+    flat = [v.encode() if isinstance(v, str) else v for v in array.reshape(-1).tolist()]
+    for item in flat:
+        if not isinstance(item, bytes):
+            raise TypeError(f"Expected bytes or str for a string tensor, got {item!r}")
+    out = np.empty(len(flat), dtype=object)
+    out[:] = flat
+    return out.reshape(array.shape)
 
 
 def _is_numpy_typed(values):

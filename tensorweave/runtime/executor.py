@@ -7,6 +7,8 @@ cost once. Values live in a per-step list indexed by slot.
 import heapq
 import time
 
+import numpy as np
+
 from tensorweave.framework import errors
 from tensorweave.kernels import registry as kernel_registry
 from tensorweave.runtime import resources
@@ -153,8 +155,7 @@ class ExecutionPlan:
                 raise
             raise errors.InvalidArgumentError(
                 None, step.op, f"{step.op.describe()}: {type(exc).__name__}: {exc}") from exc
-        return [values[i].copy() if copy and hasattr(values[i], "copy") else values[i]
-                for i, copy in zip(self.fetch_slots, self.copy_fetch)]
+        return [_fetched(values[i], copy) for i, copy in zip(self.fetch_slots, self.copy_fetch)]
 
     def _run_traced(self, values, step_stats):
         for step in self.steps:
@@ -168,6 +169,17 @@ class ExecutionPlan:
                                "device": step.op.device, "start_s": start,
                                "duration_s": end - start,
                                "output_bytes": sum(getattr(v, "nbytes", 0) for v in outputs)})
+
+
+def _fetched(value, copy):
+    """What a fetch returns: NumPy scalars for 0-d values (as TF does), and a copy when the
+    value may alias a variable that later steps update in place."""
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            return value[()]
+        if copy:
+            return value.copy()
+    return value
 
 
 def _ops_whose_values_are_used(ops, fetch_tensors):

@@ -154,7 +154,8 @@ class Optimizer:
         key = (name, graph)
         if key not in self._non_slot:
             with graph.colocate_with(colocate_with.op):
-                self._non_slot[key] = Variable(initial_value, trainable=False, name=name)
+                self._non_slot[key] = Variable(initial_value, trainable=False, name=name,
+                                               dtype=colocate_with.dtype)
         return self._non_slot[key]
 
     def _get_non_slot_variable(self, name, graph=None):

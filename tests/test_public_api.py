@@ -1,0 +1,87 @@
+"""The names TF 1.x scripts rely on, pinned (STYLE.md item 8)."""
+import importlib
+
+import pytest
+
+import tensorweave as tf
+
+TOP_LEVEL = """
+Graph Operation Tensor TensorShape Dimension DType GraphKeys Session InteractiveSession ConfigProto
+RunOptions RunMetadata GPUOptions GraphOptions Variable IndexedSlices DeviceSpec GraphDef NodeDef
+VariableScope AUTO_REUSE RegisterGradient NotDifferentiable
+float16 float32 float64 half double int8 int16 int32 int64 uint8 uint16 bool string as_dtype
+get_default_graph reset_default_graph get_default_session name_scope control_dependencies device
+colocate_with add_to_collection add_to_collections get_collection get_collection_ref
+constant convert_to_tensor placeholder placeholder_with_default identity stop_gradient shape size
+rank reshape cast fill zeros ones zeros_like ones_like stack unstack concat split expand_dims
+squeeze transpose gather boolean_mask pad slice range
+add subtract multiply divide truediv div floordiv mod pow negative abs sign square sqrt rsqrt exp
+log log1p tanh sigmoid reciprocal maximum minimum squared_difference add_n matmul tensordot
+reduce_sum reduce_mean reduce_max reduce_min reduce_prod reduce_all reduce_any argmax argmin equal
+not_equal less less_equal greater greater_equal logical_and logical_or logical_not where
+to_float to_int32 to_int64
+random_normal random_uniform truncated_normal set_random_seed
+group no_op tuple with_dependencies
+assign assign_add assign_sub is_variable_initialized
+global_variables local_variables trainable_variables global_variables_initializer
+initialize_all_variables variables_initializer local_variables_initializer
+report_uninitialized_variables variable_scope get_variable get_variable_scope
+zeros_initializer ones_initializer constant_initializer random_uniform_initializer
+random_normal_initializer truncated_normal_initializer glorot_uniform_initializer
+variance_scaling_initializer
+gradients hessians import_graph_def make_tensor_proto make_ndarray
+disable_v2_behavior disable_eager_execution
+app flags logging nn train errors math initializers random compat dtypes
+""".split()
+
+SUBMODULES = {
+    "nn": "relu softmax log_softmax sigmoid tanh softmax_cross_entropy_with_logits "
+          "softmax_cross_entropy_with_logits_v2 sparse_softmax_cross_entropy_with_logits l2_loss",
+    "train": "Optimizer GradientDescentOptimizer MomentumOptimizer AdamOptimizer AdagradOptimizer "
+             "RMSPropOptimizer get_global_step get_or_create_global_step create_global_step "
+             "global_step exponential_decay piecewise_constant",
+    "errors": "OpError CancelledError UnknownError InvalidArgumentError DeadlineExceededError "
+              "NotFoundError AlreadyExistsError PermissionDeniedError ResourceExhaustedError "
+              "FailedPreconditionError AbortedError OutOfRangeError UnimplementedError "
+              "InternalError UnavailableError DataLossError",
+    "app": "run flags",
+    "flags": "FLAGS DEFINE_string DEFINE_integer DEFINE_float DEFINE_boolean DEFINE_bool",
+    "logging": "set_verbosity info warn warning error fatal debug DEBUG INFO WARN ERROR FATAL",
+}
+
+
+@pytest.mark.parametrize("name", TOP_LEVEL)
+def test_top_level_name(name):
+    assert hasattr(tf, name), f"tf.{name} is missing"
+
+
+@pytest.mark.parametrize("module,names", sorted(SUBMODULES.items()))
+def test_submodule_names(module, names):
+    namespace = getattr(tf, module)
+    missing = [n for n in names.split() if not hasattr(namespace, n)]
+    assert not missing, f"tf.{module} lacks {missing}"
+
+
+def test_compat_v1_is_the_namespace():
+    v1 = importlib.import_module("tensorweave.compat.v1")
+    assert v1 is tf
+    assert tf.compat.v1 is tf
+
+
+def test_tutorial_import_path_exists():
+    module = importlib.import_module("tensorweave.examples.tutorials.mnist.input_data")
+    assert callable(module.read_data_sets)
+
+
+def test_error_codes_match_tensorflow():
+    assert tf.errors.InvalidArgumentError.error_code == 3
+    assert tf.errors.FailedPreconditionError.error_code == 9
+    assert tf.errors.UnavailableError.error_code == 14
+    assert issubclass(tf.errors.AbortedError, tf.errors.OpError)
+
+
+def test_tensor_operators_are_installed():
+    for name in tf.Tensor._OVERLOADABLE:
+        if name == "__getitem__":
+            continue
+        assert getattr(tf.Tensor, name, None) is not None, name
