@@ -13,7 +13,7 @@ import threading
 from tensorweave.framework import dtypes as dtypes_lib
 from tensorweave.framework import op_def as op_def_lib
 from tensorweave.framework import tensor_shape
-from tensorweave.framework.device import merge_device, canonical_name
+from tensorweave.framework.device import DeviceSpec, merge_device, canonical_name
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _VALID_OP_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/>]*$")
@@ -305,6 +305,10 @@ class Graph:
     def finalize(self):
         self._finalized = True
 
+    def _check_not_finalized(self):
+        if self._finalized:
+            raise RuntimeError("Graph is finalized and cannot be modified.")
+
     def _unsafe_unfinalize(self):
         self._finalized = False
 
@@ -412,18 +416,21 @@ class Graph:
             state.device_stack = old_devices
 
     def _apply_device_functions(self, op):
-        device = op._device
-        for spec in self._state().device_stack:
+        """The op's device after the `tf.device` stack, applied innermost first, as TF 1.x does.
+
+        A string or DeviceSpec fills only the fields still unset (so inner scopes win); a function
+        is called with the op carrying the device chosen so far (`op.device`) and its result
+        replaces it (a function that wants to keep inner fields merges them itself, as
+        `replica_device_setter` does); `tf.device(None)` hides every outer scope.
+        """
+        for spec in reversed(self._state().device_stack):
             if spec is None:
-                device = ""
-                continue
-            if callable(spec) and not isinstance(spec, str):
-                requested = spec(op)
-                requested = "" if requested is None else str(requested)
-                device = merge_device(device, requested) if requested else device
-            else:
-                device = merge_device(device, spec) if spec else device
-        return device
+                break
+            if callable(spec) and not isinstance(spec, (str, DeviceSpec)):
+                op._device = canonical_name(spec(op) or "")
+            elif spec:
+                op._device = merge_device(spec, op._device)
+        return op._device
 
     # --- building ops ---------------------------------------------------------------------------
     def create_op(self, op_type, inputs, attrs=None, name=None):
@@ -431,8 +438,7 @@ class Graph:
 
         Inputs must already be Tensors of this graph; op wrappers convert Python values first.
         """
-        if self._finalized:
-            raise RuntimeError("Graph is finalized and cannot be modified.")
+        self._check_not_finalized()
         op_def = op_def_lib.get_op_def(op_type)
         attrs = dict(attrs or {})
         if name and name.endswith("/"):
@@ -454,13 +460,16 @@ class Graph:
         with self._lock:
             op = Operation(self, op_def, name, flat_inputs, attrs, output_dtypes, control_inputs,
                            "", _user_location())
+            op._device = self._apply_device_functions(op)
             if state.colocation_stack:
-                target = state.colocation_stack[-1]
                 op._attrs["_class"] = sorted({g for t in state.colocation_stack
                                               for g in t.colocation_groups()})
-                op._device = target.device
-            else:
-                op._device = self._apply_device_functions(op)
+                # The innermost colocation target with a device decides (device scopes opened
+                # inside the colocate_with block apply only when no target has one).
+                for target in reversed(state.colocation_stack):
+                    if target.device:
+                        op._device = target.device
+                        break
             _run_shape_fn(op)
             self._ops_by_name[name] = op
             self._ops.append(op)
@@ -468,6 +477,7 @@ class Graph:
 
     def _add_imported_op(self, op_type, name, inputs, attrs, control_inputs, device):
         """Adds a deserialized op with its exact name (graph_io uses this)."""
+        self._check_not_finalized()
         if name in self._ops_by_name:
             raise ValueError(f"Duplicate op name {name!r} in imported graph")
         op_def = op_def_lib.get_op_def(op_type)
@@ -487,17 +497,27 @@ class Graph:
         return list(self._ops)
 
     def get_operation_by_name(self, name):
+        if not isinstance(name, str):
+            raise TypeError(f"Operation names are strings, got {type(name).__name__} {name!r}")
+        if ":" in name:
+            raise ValueError(f"The name {name!r} looks like a Tensor name, not an Operation name; "
+                             "use get_tensor_by_name, or drop the ':index'.")
         try:
             return self._ops_by_name[name]
         except KeyError:
             raise KeyError(f"The name {name!r} refers to an Operation not in the graph.") from None
 
     def get_tensor_by_name(self, name):
+        if not isinstance(name, str):
+            raise TypeError(f"Tensor names are strings, got {type(name).__name__} {name!r}")
         op_name, sep, index = name.rpartition(":")
         if not sep or not index.isdigit():
             raise ValueError(f"The name {name!r} looks like an Operation name, not a Tensor name "
                              "('op_name:output_index').")
-        op = self.get_operation_by_name(op_name)
+        op = self._ops_by_name.get(op_name)
+        if op is None:
+            raise KeyError(f"The name {name!r} refers to a Tensor which does not exist: the "
+                           f"operation {op_name!r} is not in the graph.")
         index = int(index)
         if index >= len(op._outputs):
             raise KeyError(f"The name {name!r} refers to a Tensor which does not exist: "
@@ -516,18 +536,24 @@ class Graph:
                 raise ValueError(f"Operation {obj.name} is not an element of this graph.")
             return obj
         if isinstance(obj, str):
-            if ":" in obj and allow_tensor:
+            if ":" in obj:
+                if not allow_tensor:
+                    raise ValueError(f"Name {obj!r} names a Tensor, but an Operation is expected "
+                                     "here.")
                 return self.get_tensor_by_name(obj)
-            if allow_operation:
-                return self.get_operation_by_name(obj)
-            raise ValueError(f"Name {obj!r} must be a tensor name ('op:index').")
+            if not allow_operation:
+                raise ValueError(f"Name {obj!r} names an Operation, but a Tensor name "
+                                 "('op:index') is expected here.")
+            return self.get_operation_by_name(obj)
         raise TypeError(f"Cannot interpret {type(obj).__name__} {obj!r} as a graph element "
                         f"(allowed: {'Tensor ' if allow_tensor else ''}"
                         f"{'Operation' if allow_operation else ''}).")
 
     # --- collections ----------------------------------------------------------------------------
     def add_to_collection(self, name, value):
-        self._collections.setdefault(name, []).append(value)
+        self._check_not_finalized()
+        with self._lock:
+            self._collections.setdefault(name, []).append(value)
 
     def add_to_collections(self, names, value):
         names = (names,) if isinstance(names, str) else set(names)
@@ -715,12 +741,12 @@ def default_session(session):
 
 
 # Module-level conveniences over the default graph (re-exported as tf.*).
+@contextlib.contextmanager
 def name_scope(name, default_name=None, values=None):
-    if values:
-        graph = _graph_of(values)
-    else:
-        graph = get_default_graph()
-    return graph.name_scope(name if name is not None else default_name)
+    """`tf.name_scope`; with `values`, their graph becomes the default inside, as in TF."""
+    graph = _graph_of(values) if values else get_default_graph()
+    with graph.as_default(), graph.name_scope(name if name is not None else default_name) as n:
+        yield n
 
 
 def control_dependencies(control_inputs):
