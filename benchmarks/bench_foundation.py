@@ -5,6 +5,10 @@ process so that both see the same machine state.
     python benchmarks/bench_foundation.py                 # tensorweave only
     python benchmarks/bench_foundation.py --compare-tf    # both; builds benchmarks/.venv-tf once
 
+On machines where OPENBLAS_CORETYPE is pinned to an older core (this workplace pins Haswell for
+old OpenBLAS builds), run with `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE` so NumPy uses the
+kernels of the CPU it runs on, as TensorFlow's oneDNN does; the header prints which it used.
+
 --compare-tf creates a virtual environment with tensorflow-cpu==2.21.0 and this checkout
 installed, then re-runs itself inside it (tests never depend on TensorFlow).
 """
@@ -28,8 +32,8 @@ def ensure_tf_venv():
     python = os.path.join(VENV, "bin", "python")
     if not os.path.exists(python):
         subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-        subprocess.run([python, "-m", "pip", "install", "-q", f"tensorflow-cpu=={TF_VERSION}"],
-                       check=True)
+        subprocess.run([python, "-m", "pip", "install", "-q", f"tensorflow-cpu=={TF_VERSION}",
+                        "threadpoolctl"], check=True)
     subprocess.run([python, "-m", "pip", "install", "-q", "-e", REPO], check=True)
     return python
 
@@ -128,6 +132,18 @@ def measure(tf, build, steps, seconds_floor):
                     return done / elapsed
 
 
+def _blas():
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "BLAS unknown: pip install threadpoolctl"
+    info = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    if not info:
+        return "no BLAS found"
+    return f"{info[0]['internal_api']} {info[0].get('architecture', '?')} kernels, " \
+           f"{info[0]['num_threads']} threads"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--compare-tf", action="store_true")
@@ -147,7 +163,8 @@ def main():
         tensorflow.compat.v1.disable_eager_execution()
         frameworks["tensorflow " + tensorflow.__version__] = tensorflow.compat.v1
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}, NumPy {np.__version__}; {args.rounds} alternating rounds")
+          f"{platform.python_version()}, NumPy {np.__version__} ({_blas()}); "
+          f"{args.rounds} alternating rounds")
     rows = []
     for name, (build, steps, floor, better) in WORKLOADS.items():
         samples = {fw: [] for fw in frameworks}

@@ -7,7 +7,13 @@ signature names. Stateful kernels receive their resource first: `compute(resourc
   "variable_ref"  the variable cells behind the first `num_refs` inputs (ref inputs, e.g.
                   Assign's `ref`, ApplyAdam's var, m and v), passed as that many leading
                   arguments in place of those inputs;
-  "rng"           a NumPy Generator owned by the op, seeded from its seed/seed2 attrs.
+  "rng"           a NumPy Generator owned by the op, seeded from its seed/seed2 attrs;
+  "resource"      the stateful object this op owns (a queue, an accumulator, an iterator),
+                  made once by `resource_factory(attrs)` and kept under (container,
+                  shared_name or op name), so every session on the same resource manager
+                  shares it;
+  "resource_ref"  the resource owned by the op that produced input 0 (a handle input), in
+                  place of that input.
 `forwards_input` marks kernels whose output may be a view of input 0 (Identity, Reshape): the
 session copies a fetched value that may alias a variable's buffer. Kernels never write into
 their inputs; kernels of the "variable_ref" kind update their variable in place.
@@ -15,7 +21,7 @@ their inputs; kernels of the "variable_ref" kind update their variable in place.
 import inspect
 from dataclasses import dataclass
 
-RESOURCE_KINDS = (None, "variable", "variable_ref", "rng")
+RESOURCE_KINDS = (None, "variable", "variable_ref", "rng", "resource", "resource_ref")
 
 
 @dataclass(frozen=True)
@@ -26,15 +32,19 @@ class Kernel:
     resource: str = None
     forwards_input: bool = False
     num_refs: int = 0
+    resource_factory: object = None
 
 
 _KERNELS = {}
 
 
-def register_kernel(op_type, resource=None, forwards_input=False, num_refs=None):
+def register_kernel(op_type, resource=None, forwards_input=False, num_refs=None,
+                    resource_factory=None):
     """Decorator: registers `compute` as the kernel of `op_type`."""
     if resource not in RESOURCE_KINDS:
         raise ValueError(f"Unknown resource kind {resource!r} for kernel {op_type!r}")
+    if (resource == "resource") != (resource_factory is not None):
+        raise ValueError(f"Kernel {op_type!r}: a resource_factory goes with resource='resource'")
 
     def decorate(compute):
         if op_type in _KERNELS:
@@ -42,7 +52,8 @@ def register_kernel(op_type, resource=None, forwards_input=False, num_refs=None)
         params = inspect.signature(compute).parameters.values()
         attr_names = tuple(p.name for p in params if p.kind == p.KEYWORD_ONLY)
         refs = num_refs if num_refs is not None else (1 if resource == "variable_ref" else 0)
-        _KERNELS[op_type] = Kernel(op_type, compute, attr_names, resource, forwards_input, refs)
+        _KERNELS[op_type] = Kernel(op_type, compute, attr_names, resource, forwards_input, refs,
+                                   resource_factory)
         return compute
 
     return decorate

@@ -118,6 +118,17 @@ class ExecutionPlan:
             inputs = inputs[kernel.num_refs:]
         elif kernel.resource == "rng":
             resource = resources.rng_for(manager, op)
+        elif kernel.resource == "resource":
+            resource = resources.owned_resource(manager, op, kernel.resource_factory)
+        elif kernel.resource == "resource_ref":
+            owner = inputs[0].op
+            owner_kernel = kernel_registry.get_kernel(owner.type)
+            if owner_kernel is None or owner_kernel.resource != "resource":
+                raise errors.InvalidArgumentError(
+                    None, op, f"{op.describe()}: input 0 must be a resource handle, got "
+                    f"{owner.type} {owner.name}")
+            resource = resources.owned_resource(manager, owner, owner_kernel.resource_factory)
+            inputs = inputs[1:]
         compute = kernel.compute
         if resource is not None:
             bound = resource if isinstance(resource, tuple) else (resource,)
@@ -153,8 +164,10 @@ class ExecutionPlan:
         except Exception as exc:  # a kernel failed: name the op and where the user made it
             if step is None:
                 raise
-            raise errors.InvalidArgumentError(
-                None, step.op, f"{step.op.describe()}: {type(exc).__name__}: {exc}") from exc
+            error = errors.InvalidArgumentError(
+                None, step.op, f"{step.op.describe()}: {type(exc).__name__}: {exc}")
+            error.kernel_exception = exc  # the original, for debugging a kernel
+            raise error from None
         return [_fetched(values[i], copy) for i, copy in zip(self.fetch_slots, self.copy_fetch)]
 
     def _run_traced(self, values, step_stats):

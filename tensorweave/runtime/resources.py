@@ -69,6 +69,14 @@ def variable_cell(manager, op):
                                               op.get_attr("shape")))
 
 
+def owned_resource(manager, op, factory):
+    """The resource a stateful op owns (created on first use from the op's attrs)."""
+    attrs = op.attrs
+    container = attrs.get("container", "") or ""
+    name = attrs.get("shared_name", "") or op.name
+    return manager.lookup_or_create(container, name, lambda: factory(attrs))
+
+
 def rng_for(manager, op):
     """The op's random generator: deterministic from (seed, seed2) unless both are 0."""
     seed, seed2 = op.get_attr("seed"), op.get_attr("seed2")

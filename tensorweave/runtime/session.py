@@ -103,12 +103,6 @@ class BaseSession:
         self.close()
         return False
 
-    def __del__(self):
-        try:
-            self._closed = True
-        except Exception:  # interpreter shutdown
-            pass
-
     # --- run ----------------------------------------------------------------------------------
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         if self._closed:
