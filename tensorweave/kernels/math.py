@@ -107,7 +107,8 @@ def cast(x, *, DstT, Truncate):  # noqa: N803 - attr names are the op's
 
 @register_kernel("AddN")
 def add_n(*inputs):
-    total = np.add(inputs[0], inputs[1])
+    # np.add of two 0-d arrays gives a NumPy scalar, which cannot be an `out=` target.
+    total = np.asarray(np.add(inputs[0], inputs[1]))
     for value in inputs[2:]:
         np.add(total, value, out=total)
     return total
@@ -169,6 +170,7 @@ def broadcast_to(x, new_shape):
 
 @register_kernel("BroadcastGradientArgs")
 def broadcast_gradient_args(s0, s1):
+    dtype = np.asarray(s0).dtype  # the op's T: keep it (the lists below would be int64)
     s0, s1 = np.asarray(s0).tolist(), np.asarray(s1).tolist()
     rank = max(len(s0), len(s1))
     a = [1] * (rank - len(s0)) + s0
@@ -186,7 +188,6 @@ def broadcast_gradient_args(s0, s1):
             r1.append(i)
         else:
             raise errors.InvalidArgumentError(None, None, f"Incompatible shapes: {s0} vs. {s1}")
-    dtype = np.asarray(s0).dtype if s0 else np.int32
     return np.array(r0, dtype=dtype), np.array(r1, dtype=dtype)
 
 
