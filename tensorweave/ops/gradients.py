@@ -182,7 +182,8 @@ def hessians(ys, xs, name="hessians"):
         n = flat.shape.as_tuple()[0]
         if n is None:
             raise ValueError("tf.hessians needs statically shaped xs")
-        rows = [gradients(flat[i], x)[0] for i in range(n)]
+        rows = [gradients(array_ops.reshape(array_ops.slice_(flat, [i], [1]), []), x)[0]
+                for i in range(n)]
         x_shape = _as_tensor(x).shape.as_list()
         results.append(array_ops.reshape(array_ops.stack(rows), x_shape + x_shape))
     return results

@@ -35,8 +35,8 @@ def sum_to_shape_of(grad, x, other):
     x_dims, o_dims, g_dims = x.shape.as_tuple(), other.shape.as_tuple(), grad.shape.as_tuple()
     if x_dims is not None and o_dims is not None and g_dims is not None:
         if len(x_dims) == len(g_dims) and all(
-                (xd is not None and xd != 1) or _other_dim(o_dims, len(g_dims), i) in (1, "absent")
-                for i, xd in enumerate(x_dims)):
+                _keeps_dim(xd, gd, _other_dim(o_dims, len(g_dims), i))
+                for i, (xd, gd) in enumerate(zip(x_dims, g_dims))):
             return grad
         if all(d is not None for d in x_dims):
             lead = len(g_dims) - len(x_dims)
@@ -48,6 +48,13 @@ def sum_to_shape_of(grad, x, other):
     if x is other:
         return grad
     return make_tensor("SumToShape", [grad, array_ops.shape(x)])
+
+
+def _keeps_dim(x_dim, grad_dim, other_dim):
+    """True if the gradient's dimension is known to equal x's (no sum along it)."""
+    if x_dim is not None and grad_dim is not None:
+        return x_dim == grad_dim
+    return (x_dim is not None and x_dim != 1) or other_dim in (1, "absent")
 
 
 def _other_dim(o_dims, rank, i):
@@ -312,8 +319,11 @@ register_op("SelectV2", inputs=["condition: bool", "t: T", "e: T"], outputs=["ou
 def _select_grad(op, grad):
     cond, x, y = op.inputs
     zeros = array_ops.zeros_like(grad)
-    return [None, sum_to_shape_of(select(cond, grad, zeros), x, cond),
-            sum_to_shape_of(select(cond, zeros, grad), y, cond)]
+    # Three operands broadcast together: judge each branch against the output's shape (the
+    # condition alone could hide a dimension that the other branch broadcast).
+    out = op.outputs[0]
+    return [None, sum_to_shape_of(select(cond, grad, zeros), x, out),
+            sum_to_shape_of(select(cond, zeros, grad), y, out)]
 
 
 def select(condition, x, y, name=None):
@@ -604,8 +614,15 @@ def _kept_shape(op):
             return [1 if i in axes else d for i, d in enumerate(x.shape.as_list())]
         mask = np.array([1 if i in axes else 0 for i in range(rank_)], dtype=np.int32)
         return array_ops.shape(x) * (1 - mask) + mask
-    raise NotImplementedError(f"{op.describe()}: the gradient of a reduction needs a constant "
-                              "axis and an input of known rank")
+    # Axes or rank known only at run time (e.g. reduce_sum(x) of an unknown-rank placeholder,
+    # whose axes are range(rank(x))): mark each dimension that appears among the axes.
+    in_shape = array_ops.shape(x)
+    rank_t = array_ops.rank(x)
+    axes_t = floormod(array_ops.reshape(cast(op.inputs[1], dtypes.int32), [-1]),
+                      maximum(rank_t, 1))
+    dims = array_ops.expand_dims(range_(0, rank_t), 1)
+    reduced = reduce_any(equal(dims, array_ops.expand_dims(axes_t, 0)), axis=1)
+    return select(reduced, array_ops.ones_like(in_shape), in_shape)
 
 
 def _broadcast_back(op, grad):
@@ -785,7 +802,22 @@ register_op("UnsortedSegmentSum",
 
 @register_gradient("UnsortedSegmentSum")
 def _unsorted_segment_sum_grad(op, grad):
-    return [array_ops.gather(grad, op.inputs[1]), None, None]
+    # Negative ids were dropped by the sum: their rows get zero (gathering them would fail).
+    ids = op.inputs[1]
+    if tensor_util.constant_value(ids) is not None and \
+            (tensor_util.constant_value(ids) >= 0).all():
+        return [array_ops.gather(grad, ids), None, None]
+    kept = greater_equal(ids, array_ops.zeros_like(ids))
+    gathered = array_ops.gather(grad, maximum(ids, array_ops.zeros_like(ids)))
+    data_rank, ids_rank = op.inputs[0].shape.ndims, ids.shape.ndims
+    if data_rank is not None and ids_rank is not None:
+        mask = kept
+        for _ in range(data_rank - ids_rank):
+            mask = array_ops.expand_dims(mask, -1)
+    else:
+        tail = array_ops.fill([array_ops.rank(gathered) - array_ops.rank(ids)], 1)
+        mask = array_ops.reshape(kept, array_ops.concat([array_ops.shape(ids), tail], 0))
+    return [select(mask, gathered, array_ops.zeros_like(gathered)), None, None]
 
 
 def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
