@@ -157,7 +157,8 @@ def as_dtype(type_value):
         raise TypeError(f"Cannot convert {type_value!r} to a tensorweave DType.") from None
     if np_dtype.kind in "OSU":
         return string
-    found = _BY_NP.get(np_dtype)
+    # Byte order is a property of a buffer, not of the type: '>i4' is int32.
+    found = _BY_NP.get(np_dtype.newbyteorder("="))
     if found is None:
         raise TypeError(f"NumPy dtype {np_dtype} has no tensorweave equivalent.")
     return found

@@ -84,13 +84,53 @@ def _decode_attr(kind, proto):
     raise ValueError(f"Cannot deserialize attr of kind {kind!r}")
 
 
-# Attrs that are not in an op's signature (colocation and the like) are all list(string).
-_PRIVATE_ATTR_KIND = "list(string)"
+# Attrs outside an op's signature ("_class" and other private attrs) carry no declared kind: it
+# is inferred from the Python value when writing and read from the proto's oneof when reading.
+_ONEOF_KINDS = {"s": "string", "i": "int", "f": "float", "b": "bool", "type": "type",
+                "shape": "shape", "tensor": "tensor"}
+_LIST_FIELD_KINDS = (("s", "list(string)"), ("i", "list(int)"), ("f", "list(float)"),
+                     ("b", "list(bool)"), ("type", "list(type)"), ("shape", "list(shape)"))
 
 
 def _attr_kind(op_def, name):
     attr = op_def.attrs.get(name)
-    return attr.kind if attr is not None else _PRIVATE_ATTR_KIND
+    return attr.kind if attr is not None else None
+
+
+def _kind_of_value(value):
+    """The attr kind of a private attr's Python value."""
+    import numpy as np
+    from tensorweave.framework import tensor_shape
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "list(string)"
+        return "list(" + _kind_of_value(value[0]) + ")"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, (str, bytes)):
+        return "string"
+    if isinstance(value, dtypes.DType):
+        return "type"
+    if isinstance(value, tensor_shape.TensorShape):
+        return "shape"
+    if isinstance(value, np.ndarray):
+        return "tensor"
+    raise ValueError(f"Cannot serialize attr value {value!r} of type {type(value).__name__}")
+
+
+def _kind_of_proto(proto):
+    """The attr kind an AttrValue holds (for attrs the op's signature does not declare)."""
+    which = proto.WhichOneof("value")
+    if which != "list":
+        return _ONEOF_KINDS.get(which, "list(string)")
+    for field, kind in _LIST_FIELD_KINDS:
+        if len(getattr(proto.list, field)):
+            return kind
+    return "list(string)"
 
 
 def _input_name(tensor):
@@ -104,7 +144,8 @@ def node_def_of(op, add_shapes=False):
     for name, value in op._attrs.items():
         if value is None:
             continue
-        node.attr[name].CopyFrom(_encode_attr(_attr_kind(op.op_def, name), value))
+        kind = _attr_kind(op.op_def, name) or _kind_of_value(value)
+        node.attr[name].CopyFrom(_encode_attr(kind, value))
     if add_shapes:
         node.attr["_output_shapes"].CopyFrom(
             _encode_attr("list(shape)", [t.shape for t in op.outputs]))
@@ -143,59 +184,113 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     nodes = {node.name: node for node in graph_def.node}
     if len(nodes) != len(graph_def.node):
         raise ValueError("GraphDef has duplicate node names")
-    for node in graph_def.node:
-        op_def_lib.get_op_def(node.op)  # fail early on an unknown op type, naming it
+    registered = set(op_def_lib.registered_op_types())
+    for node in graph_def.node:  # fail before adding anything, naming the culprit
+        if node.op not in registered:
+            raise ValueError(f"GraphDef node {node.name!r} has op type {node.op!r}, which is not "
+                             "registered: import the module that defines it first.")
+        for input_name in node.input:
+            source = _parse_input(input_name)[0]
+            if source not in nodes:
+                raise ValueError(f"GraphDef node {node.name!r} has input {input_name!r}, which "
+                                 f"names node {source!r} that is not in the GraphDef.")
+    input_map = {_canonical_input(key): value for key, value in input_map.items()}
+    for key, value in input_map.items():
+        if not isinstance(value, graph_lib.Tensor):
+            raise TypeError(f"import_graph_def: input_map[{key!r}] must be a Tensor, got "
+                            f"{type(value).__name__}")
+        op_name, index = _parse_input(key)
+        if op_name not in nodes:
+            raise ValueError(f"import_graph_def: input_map key {key!r} names node {op_name!r}, "
+                             "which is not in the GraphDef.")
+    for element in return_elements or ():
+        if _parse_input(element)[0] not in nodes:
+            raise ValueError(f"import_graph_def: requested return element {element!r} is not in "
+                             "the GraphDef.")
+    graph._check_not_finalized()
     with graph.name_scope(prefix_scope) as scope:
         prefix = scope
     created = {}
 
-    def tensor_for(input_name):
-        op_name, index = _parse_input(input_name)
-        key = f"{op_name}:{index}"
-        if key in input_map:
-            return input_map[key]
-        if index == 0 and op_name in input_map:
-            return input_map[op_name]
-        if op_name not in nodes:
-            raise ValueError(f"GraphDef node input {input_name!r} names a node not in the graph")
-        return build(op_name).outputs[index]
+    def is_mapped(input_name):
+        return not input_name.startswith("^") and _canonical_input(input_name) in input_map
 
-    visiting = set()
+    def dependencies(node):
+        return [_parse_input(i)[0] for i in node.input if not is_mapped(i)]
 
-    def build(node_name):
-        if node_name in created:
-            return created[node_name]
-        if node_name in visiting:
-            raise ValueError(f"GraphDef has a cycle through node {node_name!r}")
-        visiting.add(node_name)
+    for node_name in _creation_order(graph_def, nodes, dependencies):
         node = nodes[node_name]
         op_def = op_def_lib.get_op_def(node.op)
-        data_inputs = [i for i in node.input if not i.startswith("^")]
-        control_names = [i[1:] for i in node.input if i.startswith("^")]
-        flat = [tensor_for(i) for i in data_inputs]
-        attrs = {key: _decode_attr(_attr_kind(op_def, key), value)
+        flat = []
+        for input_name in node.input:
+            if input_name.startswith("^"):
+                continue
+            if is_mapped(input_name):
+                flat.append(input_map[_canonical_input(input_name)])
+                continue
+            source, index = _parse_input(input_name)
+            outputs = created[source].outputs
+            if index >= len(outputs):
+                raise ValueError(f"GraphDef node {node_name!r} has input {input_name!r}, but "
+                                 f"{source!r} has only {len(outputs)} outputs.")
+            flat.append(outputs[index])
+        controls = [created[i[1:]] for i in node.input if i.startswith("^")]
+        attrs = {key: _decode_attr(_attr_kind(op_def, key) or _kind_of_proto(value), value)
                  for key, value in node.attr.items() if key != "_output_shapes"}
         if "_class" in attrs:
             attrs["_class"] = [f"loc:@{prefix}{g[5:]}" if g.startswith("loc:@") else g
                                for g in attrs["_class"]]
         inputs = _regroup_inputs(op_def, flat, attrs, node_name)
-        controls = [build(c) for c in control_names if c in nodes]
-        op = graph._add_imported_op(node.op, prefix + node_name, inputs, attrs, controls,
-                                    node.device)
-        created[node_name] = op
-        visiting.discard(node_name)
-        return op
-
-    for node in graph_def.node:
-        build(node.name)
+        created[node_name] = graph._add_imported_op(node.op, prefix + node_name, inputs, attrs,
+                                                    controls, node.device)
     if return_elements is None:
         return None
     results = []
     for element in return_elements:
         op_name, index = _parse_input(element)
         op = created[op_name]
-        results.append(op if ":" not in element else op.outputs[index])
+        if ":" not in element:
+            results.append(op)
+        elif index < len(op.outputs):
+            results.append(op.outputs[index])
+        else:
+            raise ValueError(f"import_graph_def: requested return element {element!r}, but "
+                             f"{op_name!r} has only {len(op.outputs)} outputs.")
     return results
+
+
+def _creation_order(graph_def, nodes, dependencies):
+    """Node names, each after the nodes it depends on, otherwise in GraphDef order.
+
+    Iterative depth-first search: GraphDefs of real models are far deeper than Python's
+    recursion limit.
+    """
+    order, state = [], {}  # state: 1 while on the stack, 2 once placed in `order`
+    for root in graph_def.node:
+        if root.name in state:
+            continue
+        state[root.name] = 1
+        stack = [(root.name, iter(dependencies(root)))]
+        while stack:
+            name, pending = stack[-1]
+            for dep in pending:
+                if state.get(dep) == 1:
+                    raise ValueError(f"GraphDef has a cycle through node {dep!r}")
+                if dep not in state:
+                    state[dep] = 1
+                    stack.append((dep, iter(dependencies(nodes[dep]))))
+                    break
+            else:
+                stack.pop()
+                state[name] = 2
+                order.append(name)
+    return order
+
+
+def _canonical_input(name):
+    """'x' and 'x:0' name the same tensor; input_map accepts either."""
+    op_name, index = _parse_input(name)
+    return f"{op_name}:{index}"
 
 
 def _regroup_inputs(op_def, flat, attrs, node_name):

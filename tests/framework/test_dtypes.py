@@ -43,6 +43,11 @@ def test_string_dtype_accepts_every_numpy_text_kind():
     assert not tf.string.is_floating and not tf.string.is_integer
 
 
+def test_byte_order_does_not_change_the_dtype():
+    assert tf.as_dtype(np.dtype(">f8")) is tf.float64
+    assert tf.as_dtype(np.dtype("<i4")) is tf.int32
+
+
 def test_python_types_and_aliases():
     assert tf.as_dtype(float) is tf.float32
     assert tf.as_dtype(int) is tf.int32
