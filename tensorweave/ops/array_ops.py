@@ -292,12 +292,21 @@ def _pack_grad(op, grad):
     return unstack(grad, num=op.get_attr("N"), axis=op.get_attr("axis"))
 
 
+def _convert_list(values):
+    """Tensors stay as they are (a dtype mismatch among them then fails in the op, naming it);
+    plain values take the dtype of the first tensor among them."""
+    def is_tensor(value):
+        return isinstance(value, (graph_lib.Tensor, IndexedSlices)) or hasattr(
+            value, "_as_graph_element")
+
+    converted = [convert_to_tensor(v) if is_tensor(v) else None for v in values]
+    dtype = next((t.dtype for t in converted if t is not None), None)
+    return [t if t is not None else convert_to_tensor(v, dtype=dtype)
+            for t, v in zip(converted, values)]
+
+
 def stack(values, axis=0, name="stack"):
-    values = [convert_to_tensor(v) for v in values]
-    if values and any(not isinstance(v, graph_lib.Tensor) for v in values):
-        raise TypeError("tf.stack: values must be tensors")
-    first = values[0].dtype if values else dtypes.float32
-    values = [convert_to_tensor(v, dtype=first) for v in values]
+    values = _convert_list(values)
     return make_tensor("Pack", [values], {"axis": axis}, name)
 
 
@@ -384,16 +393,17 @@ def _concat_grad(op, grad):
 
 
 def _dynamic_concat_grad(grad, values, axis):
+    from tensorweave.ops import math_ops
+    # A negative axis cannot index the shape vectors: normalise it with the run-time rank.
+    axis = math_ops.floormod(math_ops.cast(axis, dtypes.int32), rank(grad))
     sizes = stack([gather(shape(v), axis) for v in values])
     return make_op("SplitV", [grad, sizes, axis], {"num_split": len(values)}).outputs
 
 
 def concat(values, axis, name="concat"):
-    values = [convert_to_tensor(v) for v in values]
+    values = _convert_list(values)
     if len(values) == 1:
         return identity(values[0], name=name)
-    first = values[0].dtype
-    values = [convert_to_tensor(v, dtype=first) for v in values]
     return make_tensor("ConcatV2", [values, as_int_tensor(axis)], name=name)
 
 
@@ -632,9 +642,11 @@ register_op("GatherV2", inputs=["params: Tparams", "indices: Tindices", "axis: T
 def _gather_grad(op, grad):
     params, indices, axis = op.inputs
     axis_value = tensor_util.constant_value(axis)
-    if axis_value is None or int(axis_value) != 0:
-        raise NotImplementedError(f"{op.describe()}: the gradient of gather along a non-zero "
-                                  "axis is not supported yet; transpose that axis to the front")
+    if axis_value is None:
+        raise NotImplementedError(f"{op.describe()}: the gradient of gather needs a constant "
+                                  "axis")
+    if int(axis_value) != 0:
+        return [_gather_grad_along(op, grad, int(axis_value)), None, None]
     dense_shape = _static_or_dynamic_shape(params)
     if not isinstance(dense_shape, graph_lib.Tensor):
         dense_shape = as_int_tensor(dense_shape)
@@ -646,6 +658,33 @@ def _gather_grad(op, grad):
         values_shape = concat([as_int_tensor([-1]), slice_(shape(params), [1], [-1])], 0)
     values = reshape(grad, values_shape)
     return [IndexedSlices(values, flat_indices, dense_shape), None, None]
+
+
+def _gather_grad_along(op, grad, axis):
+    """Dense gradient of a gather along axis > 0: move the gathered dims to the front, sum the
+    rows into their positions, move the axis back. Permutations are constants when the ranks
+    are static, graph ops otherwise."""
+    from tensorweave.ops import math_ops
+    params, indices = op.inputs[0], op.inputs[1]
+    p_rank, i_rank = params.shape.ndims, indices.shape.ndims
+    num = None
+    if p_rank is not None and i_rank is not None:
+        axis %= p_rank
+        num = params.shape.as_tuple()[axis]
+        to_front = (list(range(axis, axis + i_rank)) + list(range(axis)) +
+                    list(range(axis + i_rank, p_rank + i_rank - 1)))
+        back = list(range(1, axis + 1)) + [0] + list(range(axis + 1, p_rank))
+    else:
+        p_rank, i_rank = rank(params), rank(indices)
+        axis = math_ops.floormod(constant(axis, dtype=dtypes.int32), p_rank)
+        after = axis + i_rank
+        to_front = concat([math_ops.range_(axis, after), math_ops.range_(0, axis),
+                           math_ops.range_(after, p_rank + i_rank - 1)], 0)
+        back = concat([math_ops.range_(1, axis + 1), constant([0]),
+                       math_ops.range_(axis + 1, p_rank)], 0)
+    num = gather(shape(params), axis) if num is None else num
+    summed = math_ops.unsorted_segment_sum(transpose(grad, to_front), indices, num)
+    return transpose(summed, back)
 
 
 def gather(params, indices, validate_indices=None, name=None, axis=0, batch_dims=0):
