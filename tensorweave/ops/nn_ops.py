@@ -101,13 +101,24 @@ def _xent_grad(op, grad_loss, grad_backprop):
     backprop = op.outputs[1]
     grad = array_ops.expand_dims(grad_loss, -1)
     logits_grad = grad * backprop
-    # Second order: d(backprop)/d(logits) is the softmax Jacobian, applied to grad_backprop.
-    if grad_backprop.op.type not in ("ZerosLike",):
-        softmax_ = nn_softmax_of(logits)
-        inner = math_ops.reduce_sum(grad_backprop * softmax_, -1, keepdims=True)
-        logits_grad = logits_grad + (grad_backprop - inner) * softmax_
     labels_grad = grad * math_ops.negative(log_softmax(logits))
+    # Second order: backprop = softmax(logits) - labels, so a gradient arriving at backprop
+    # goes through the softmax Jacobian to the logits and, negated, to the labels.
+    if _is_nonzero(grad_backprop):
+        logits_grad = logits_grad + _softmax_jacobian_product(logits, grad_backprop)
+        labels_grad = labels_grad - grad_backprop
     return [logits_grad, labels_grad]
+
+
+def _is_nonzero(grad):
+    """False for the zeros the gradient walk fills in for an output nobody differentiated."""
+    return grad.op.type != "ZerosLike"
+
+
+def _softmax_jacobian_product(logits, grad):
+    softmax_ = nn_softmax_of(logits)
+    inner = math_ops.reduce_sum(grad * softmax_, -1, keepdims=True)
+    return (grad - inner) * softmax_
 
 
 def nn_softmax_of(logits):
@@ -169,7 +180,10 @@ register_op("SparseSoftmaxCrossEntropyWithLogits", inputs=["features: T", "label
 
 @register_gradient("SparseSoftmaxCrossEntropyWithLogits")
 def _sparse_xent_grad(op, grad_loss, grad_backprop):
-    return [array_ops.expand_dims(grad_loss, -1) * op.outputs[1], None]
+    logits_grad = array_ops.expand_dims(grad_loss, -1) * op.outputs[1]
+    if _is_nonzero(grad_backprop):  # second order: backprop = softmax(logits) - one_hot
+        logits_grad = logits_grad + _softmax_jacobian_product(op.inputs[0], grad_backprop)
+    return [logits_grad, None]
 
 
 def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None,
