@@ -5,6 +5,7 @@ Scatter*) update the variable's storage in the resource manager; readers go thro
 """
 from tensorweave.framework import common_shapes
 from tensorweave.framework import dtypes
+from tensorweave.framework import graph as graph_lib
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.op_def import register_op
@@ -74,9 +75,17 @@ def _ref(ref):
     return ref._variable if hasattr(ref, "_variable") else ref
 
 
+def _value_for(ref, value):
+    """A plain value takes the variable's dtype; a tensor keeps its own, so that a mismatch
+    fails in the op's signature check (a TypeError naming the op), not in a conversion."""
+    if isinstance(value, graph_lib.Tensor) or hasattr(value, "_as_graph_element"):
+        return convert_to_tensor(value)
+    return convert_to_tensor(value, dtype=ref.dtype)
+
+
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):
     ref = _ref(ref)
-    value = convert_to_tensor(value, dtype=ref.dtype)
+    value = _value_for(ref, value)
     return make_tensor("Assign", [ref, value],
                        {"validate_shape": True if validate_shape is None else validate_shape,
                         "use_locking": True if use_locking is None else use_locking},
@@ -85,13 +94,13 @@ def assign(ref, value, validate_shape=None, use_locking=None, name=None):
 
 def assign_add(ref, value, use_locking=None, name=None):
     ref = _ref(ref)
-    return make_tensor("AssignAdd", [ref, convert_to_tensor(value, dtype=ref.dtype)],
+    return make_tensor("AssignAdd", [ref, _value_for(ref, value)],
                        {"use_locking": bool(use_locking)}, name or "AssignAdd")
 
 
 def assign_sub(ref, value, use_locking=None, name=None):
     ref = _ref(ref)
-    return make_tensor("AssignSub", [ref, convert_to_tensor(value, dtype=ref.dtype)],
+    return make_tensor("AssignSub", [ref, _value_for(ref, value)],
                        {"use_locking": bool(use_locking)}, name or "AssignSub")
 
 
@@ -99,7 +108,7 @@ def _scatter(op_type):
     def build(ref, indices, updates, use_locking=True, name=None):
         ref = _ref(ref)
         return make_tensor(op_type, [ref, convert_to_tensor(indices),
-                                     convert_to_tensor(updates, dtype=ref.dtype)],
+                                     _value_for(ref, updates)],
                            {"use_locking": use_locking}, name or op_type)
     return build
 
