@@ -25,6 +25,10 @@ def random_standard_normal(rng, shape, *, dtype, seed, seed2):
 
 @register_kernel("RandomUniform", resource="rng")
 def random_uniform(rng, shape, *, dtype, seed, seed2):
+    if dtype.np_dtype == np.float16:
+        # Rounding a float32 sample to float16 can give 1.0; multiples of 2^-11 below 1 are
+        # exact in float16, so the sample stays in [0, 1).
+        return (rng.integers(0, 1 << 11, size=_dims(shape)) * 2.0 ** -11).astype(np.float16)
     return _as(rng.random(_dims(shape), dtype=_float_kind(dtype)), dtype)
 
 
