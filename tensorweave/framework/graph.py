@@ -1,257 +1,18 @@
-"""Graph, Operation and Tensor: the graph as data. Nothing here executes.
-
-An Operation is a node: an op type from the op-definition table, input tensors, control inputs,
-attrs and a requested device. Building an op binds its type attrs from its inputs, checks them,
-and runs its shape function, so that a mismatch fails where the user wrote it, naming the op.
+"""Graph: a set of Operations plus the builder state around them (name scopes, control
+dependencies, device and colocation scopes), collections, and the default graph and session
+stacks. Nothing here executes; Operation and Tensor live in operation.py.
 """
 import contextlib
-import os
 import re
-import sys
 import threading
 
-from tensorweave.framework import dtypes as dtypes_lib
 from tensorweave.framework import op_def as op_def_lib
-from tensorweave.framework import tensor_shape
 from tensorweave.framework.device import DeviceSpec, merge_device, canonical_name
+from tensorweave.framework.operation import (Operation, Tensor, _user_location,  # noqa: F401
+                                             bind_inputs, output_dtypes, run_shape_fn)
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _VALID_OP_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/>]*$")
 _VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\-/>]*$")
-
-
-def _user_location():
-    """'file:line' of the innermost caller outside the tensorweave package (for error messages)."""
-    frame = sys._getframe(2)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not filename.startswith(_PACKAGE_DIR) and "contextlib" not in filename:
-            return f"{filename}:{frame.f_lineno}"
-        frame = frame.f_back
-    return "<unknown>"
-
-
-class Tensor:
-    """One output of an Operation: a symbolic handle to a value computed when a session runs."""
-
-    __slots__ = ("_op", "_value_index", "_dtype", "_shape", "_consumers", "__weakref__")
-    # Python operators are filled in by ops/math_ops.py (the framework layer cannot import ops).
-    _OVERLOADABLE = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
-                     "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__",
-                     "__rmod__", "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__neg__",
-                     "__abs__", "__lt__", "__le__", "__gt__", "__ge__", "__and__", "__rand__",
-                     "__or__", "__ror__", "__xor__", "__rxor__", "__invert__", "__getitem__")
-
-    def __init__(self, op, value_index, dtype):
-        self._op = op
-        self._value_index = value_index
-        self._dtype = dtype
-        self._shape = tensor_shape.unknown_shape()
-        self._consumers = []
-
-    @classmethod
-    def _override_operator(cls, name, fn):
-        if name not in cls._OVERLOADABLE:
-            raise ValueError(f"{name} is not an overloadable Tensor operator")
-        setattr(cls, name, fn)
-
-    @property
-    def op(self):
-        return self._op
-
-    @property
-    def graph(self):
-        return self._op.graph
-
-    @property
-    def value_index(self):
-        return self._value_index
-
-    @property
-    def dtype(self):
-        return self._dtype
-
-    @property
-    def name(self):
-        return f"{self._op.name}:{self._value_index}"
-
-    @property
-    def device(self):
-        return self._op.device
-
-    @property
-    def shape(self):
-        return self._shape
-
-    def get_shape(self):
-        return self._shape
-
-    def set_shape(self, shape):
-        """Narrows the static shape; fails if `shape` contradicts what is known."""
-        try:
-            self._shape = self._shape.merge_with(shape)
-        except ValueError:
-            raise ValueError(f"Tensor {self.name}: cannot set shape {tensor_shape.as_shape(shape)}"
-                             f", its known shape is {self._shape}") from None
-
-    def consumers(self):
-        return list(self._consumers)
-
-    def eval(self, feed_dict=None, session=None):
-        return _run_with_default_session(self, feed_dict, session)
-
-    def __hash__(self):
-        return id(self)
-
-    def __eq__(self, other):
-        return self is other
-
-    def __ne__(self, other):
-        return self is not other
-
-    def __bool__(self):
-        raise TypeError("Using a tf.Tensor as a Python bool is not allowed: the value is only known "
-                        "when a session runs it. Use tf.cond to branch on it.")
-
-    def __iter__(self):
-        dims = self._shape.as_tuple()
-        if dims is None or not dims or dims[0] is None:
-            raise TypeError(f"Tensor {self.name} is not iterable: its first dimension is not "
-                            "statically known.")
-        return (self[i] for i in range(dims[0]))
-
-    def __len__(self):
-        dims = self._shape.as_tuple()
-        if dims is None or not dims or dims[0] is None:
-            raise TypeError(f"len() of tensor {self.name} is not statically known.")
-        return dims[0]
-
-    def __array__(self, dtype=None, copy=None):
-        raise TypeError(f"Cannot convert symbolic tensor {self.name} to a NumPy array; run it "
-                        "in a session to get its value.")
-
-    def __repr__(self):
-        return f"<tf.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
-
-
-class Operation:
-    """A node of the graph."""
-
-    def __init__(self, graph, op_def, name, inputs, attrs, output_dtypes, control_inputs, device,
-                 location):
-        self._graph = graph
-        self._op_def = op_def
-        self._name = name
-        self._inputs = list(inputs)
-        self._attrs = attrs
-        self._control_inputs = list(control_inputs)
-        self._device = device
-        self._location = location
-        self._id = graph._next_id()
-        self._outputs = [Tensor(self, i, dt) for i, dt in enumerate(output_dtypes)]
-        self._control_outputs = []
-        for tensor in self._inputs:
-            tensor._consumers.append(self)
-        for op in self._control_inputs:
-            op._control_outputs.append(self)
-
-    @property
-    def name(self):
-        return self._name
-
-    @property
-    def type(self):
-        return self._op_def.name
-
-    @property
-    def op_def(self):
-        return self._op_def
-
-    @property
-    def graph(self):
-        return self._graph
-
-    @property
-    def inputs(self):
-        return tuple(self._inputs)
-
-    @property
-    def outputs(self):
-        return list(self._outputs)
-
-    @property
-    def control_inputs(self):
-        return list(self._control_inputs)
-
-    @property
-    def device(self):
-        """The requested device (after tf.device scopes), not where the op ended up running."""
-        return self._device
-
-    @property
-    def location(self):
-        """'file:line' of the user code that created this op."""
-        return self._location
-
-    @property
-    def node_def(self):
-        from tensorweave.framework import graph_io
-        return graph_io.node_def_of(self)
-
-    @property
-    def attrs(self):
-        return dict(self._attrs)
-
-    def get_attr(self, name):
-        try:
-            return self._attrs[name]
-        except KeyError:
-            raise ValueError(f"Operation {self._name!r} ({self.type}) has no attr named "
-                             f"{name!r}") from None
-
-    def _set_attr(self, name, value):
-        self._attrs[name] = value
-
-    def _set_device(self, device):
-        self._device = canonical_name(device)
-
-    def _add_control_input(self, op):
-        if op not in self._control_inputs:
-            self._control_inputs.append(op)
-            op._control_outputs.append(self)
-
-    def _add_control_inputs(self, ops):
-        for op in ops:
-            self._add_control_input(op)
-
-    def colocation_groups(self):
-        groups = [s for s in self._attrs.get("_class", []) if s.startswith("loc:@")]
-        return groups or [f"loc:@{self._name}"]
-
-    def values(self):
-        return tuple(self._outputs)
-
-    def run(self, feed_dict=None, session=None):
-        _run_with_default_session(self, feed_dict, session)
-
-    def describe(self):
-        """How errors name this op: its name, type and the user line that created it."""
-        return f"{self._name} ({self.type}, defined at {self._location})"
-
-    def __repr__(self):
-        return f"<tf.Operation '{self._name}' type={self.type}>"
-
-
-def _run_with_default_session(fetch, feed_dict, session):
-    if session is None:
-        session = get_default_session()
-        if session is None:
-            raise ValueError("Cannot evaluate: no default session is registered. Use `with "
-                             "sess.as_default()` or pass an explicit session to eval()/run().")
-    if session.graph is not fetch.graph:
-        raise ValueError(f"Cannot use the given session to evaluate {fetch.name}: it belongs to "
-                         "another graph than the session's.")
-    return session.run(fetch, feed_dict)
 
 
 class Graph:
@@ -452,13 +213,13 @@ class Graph:
             name = self.unique_name(name or op_type)
         if not _VALID_OP_NAME.match(name):
             raise ValueError(f"{name!r} is not a valid op name")
-        flat_inputs = _bind_inputs(self, op_def, name, inputs, attrs)
-        output_dtypes = _output_dtypes(op_def, name, attrs)
+        flat_inputs = bind_inputs(self, op_def, name, inputs, attrs)
+        out_dtypes = output_dtypes(op_def, name, attrs)
         state = self._state()
         control_inputs = [op for op in state.control_stack
                           if all(t.op is not op for t in flat_inputs)]
         with self._lock:
-            op = Operation(self, op_def, name, flat_inputs, attrs, output_dtypes, control_inputs,
+            op = Operation(self, op_def, name, flat_inputs, attrs, out_dtypes, control_inputs,
                            "", _user_location())
             op._device = self._apply_device_functions(op)
             if state.colocation_stack:
@@ -470,7 +231,7 @@ class Graph:
                     if target.device:
                         op._device = target.device
                         break
-            _run_shape_fn(op)
+            run_shape_fn(op)
             self._ops_by_name[name] = op
             self._ops.append(op)
         return op
@@ -482,11 +243,11 @@ class Graph:
             raise ValueError(f"Duplicate op name {name!r} in imported graph")
         op_def = op_def_lib.get_op_def(op_type)
         attrs = dict(attrs)
-        flat_inputs = _bind_inputs(self, op_def, name, inputs, attrs)
-        output_dtypes = _output_dtypes(op_def, name, attrs)
-        op = Operation(self, op_def, name, flat_inputs, attrs, output_dtypes, control_inputs,
+        flat_inputs = bind_inputs(self, op_def, name, inputs, attrs)
+        out_dtypes = output_dtypes(op_def, name, attrs)
+        op = Operation(self, op_def, name, flat_inputs, attrs, out_dtypes, control_inputs,
                        canonical_name(device), "<imported>")
-        _run_shape_fn(op)
+        run_shape_fn(op)
         self._names_in_use[name.lower()] = self._names_in_use.get(name.lower(), 0) + 1
         self._ops_by_name[name] = op
         self._ops.append(op)
@@ -595,93 +356,6 @@ class Graph:
         return graph_io.graph_to_graph_def(self, add_shapes=add_shapes)
 
 
-def _bind_inputs(graph, op_def, op_name, inputs, attrs):
-    """Checks inputs against the signature, binds type/number attrs, returns the flat inputs."""
-    if len(inputs) != len(op_def.inputs):
-        raise ValueError(f"Op {op_name!r} ({op_def.name}) takes {len(op_def.inputs)} inputs "
-                         f"({', '.join(a.name for a in op_def.inputs)}), got {len(inputs)}")
-    flat = []
-    for arg, value in zip(op_def.inputs, inputs):
-        values = list(value) if arg.is_list else [value]
-        for tensor in values:
-            if not isinstance(tensor, Tensor):
-                raise TypeError(f"Op {op_name!r} ({op_def.name}): input {arg.name!r} must be a "
-                                f"Tensor, got {type(tensor).__name__}")
-            if tensor.graph is not graph:
-                raise ValueError(f"Op {op_name!r} ({op_def.name}): input {arg.name!r} "
-                                 f"({tensor.name}) is from a different graph.")
-        if arg.number_attr is not None:
-            _bind_attr(attrs, arg.number_attr, len(values), op_name, op_def, arg)
-        if arg.type_list_attr is not None:
-            _bind_attr(attrs, arg.type_list_attr, [t.dtype for t in values], op_name, op_def, arg)
-        elif arg.type_attr is not None:
-            for tensor in values:
-                _bind_attr(attrs, arg.type_attr, tensor.dtype, op_name, op_def, arg)
-        else:
-            for tensor in values:
-                if tensor.dtype != arg.fixed_dtype:
-                    raise TypeError(f"Op {op_name!r} ({op_def.name}): input {arg.name!r} must be "
-                                    f"{arg.fixed_dtype.name}, got {tensor.dtype.name} "
-                                    f"({tensor.name})")
-        flat.extend(values)
-    for attr_name, attr_def in op_def.attrs.items():
-        if attr_name not in attrs:
-            if not attr_def.has_default:
-                raise ValueError(f"Op {op_name!r} ({op_def.name}) is missing required attr "
-                                 f"{attr_name!r}")
-            attrs[attr_name] = attr_def.default
-        elif attr_def.kind == "type":
-            attrs[attr_name] = dtypes_lib.as_dtype(attrs[attr_name])
-        elif attr_def.kind == "shape" and attrs[attr_name] is not None:
-            attrs[attr_name] = tensor_shape.as_shape(attrs[attr_name])
-    for attr_name, allowed in op_def.allowed_types.items():
-        if attrs[attr_name] not in allowed:
-            raise TypeError(f"Op {op_name!r} ({op_def.name}): {attr_name}={attrs[attr_name].name} is "
-                            f"not allowed; allowed types: {', '.join(t.name for t in allowed)}")
-    return flat
-
-
-def _bind_attr(attrs, attr_name, value, op_name, op_def, arg):
-    if attr_name in attrs and attrs[attr_name] is not None:
-        bound = attrs[attr_name]
-        if isinstance(value, dtypes_lib.DType):
-            bound = dtypes_lib.as_dtype(bound)
-        if bound != value:
-            what = value.name if isinstance(value, dtypes_lib.DType) else value
-            was = bound.name if isinstance(bound, dtypes_lib.DType) else bound
-            raise TypeError(f"Op {op_name!r} ({op_def.name}): input {arg.name!r} has "
-                            f"{attr_name}={what}, which does not match {attr_name}={was} "
-                            "bound by an earlier input or attr")
-    attrs[attr_name] = value
-
-
-def _output_dtypes(op_def, op_name, attrs):
-    result = []
-    for arg in op_def.outputs:
-        if arg.type_list_attr is not None:
-            result.extend(dtypes_lib.as_dtype(t) for t in attrs[arg.type_list_attr])
-            continue
-        dtype = attrs[arg.type_attr] if arg.type_attr is not None else arg.fixed_dtype
-        if dtype is None:
-            raise ValueError(f"Op {op_name!r} ({op_def.name}): attr {arg.type_attr!r} is unbound")
-        count = attrs[arg.number_attr] if arg.number_attr is not None else 1
-        result.extend([dtypes_lib.as_dtype(dtype)] * count)
-    return result
-
-
-def _run_shape_fn(op):
-    try:
-        shapes = op._op_def.shape_fn(op)
-    except (ValueError, TypeError, IndexError) as exc:
-        raise ValueError(f"{op.describe()}: {exc}") from None
-    if len(shapes) != len(op._outputs):
-        raise AssertionError(f"Shape function of {op.type} returned {len(shapes)} shapes for "
-                             f"{len(op._outputs)} outputs")
-    for tensor, shape in zip(op._outputs, shapes):
-        tensor._shape = tensor_shape.as_shape(shape)
-
-
-# --- the default graph and default session stacks ----------------------------------------------
 class _DefaultStack(threading.local):
     def __init__(self):
         super().__init__()

@@ -31,11 +31,15 @@ class Variable:
         self._constraint = constraint
         self._save_slice_info = None
         with graph.name_scope(name or "Variable") as scope:
-            with graph.name_scope("Initializer"):
-                if callable(initial_value):
-                    initial_value = initial_value()
+            ops_before = len(graph.get_operations())
+            if callable(initial_value):
+                with graph.name_scope("Initializer"), graph.device(None):
+                    self._initial_value = convert_to_tensor(initial_value(), dtype=dtype,
+                                                            name="initial_value")
+            else:
                 self._initial_value = convert_to_tensor(initial_value, dtype=dtype,
                                                         name="initial_value")
+            initializer_ops = graph.get_operations()[ops_before:]
             init_shape = self._initial_value.shape
             if shape is not None:
                 var_shape = _as_shape(shape)
@@ -48,6 +52,13 @@ class Variable:
                 var_shape = _as_shape(None)
             self._variable = state_ops.variable_op_v2(var_shape, self._initial_value.dtype,
                                                       name=scope)
+            if callable(initial_value):
+                # Ops computing the initial value run where the variable lives (as TF 1.x
+                # does through an attr scope): a random initializer must not make a parameter
+                # server pull its whole initial value from a worker.
+                for op in initializer_ops:
+                    op._set_attr("_class", [f"loc:@{self._variable.op.name}"])
+                    op._set_device(self._variable.device)
             with graph.colocate_with(self._variable.op):
                 self._initializer_op = state_ops.assign(
                     self._variable, self._initial_value, validate_shape=validate_shape,
@@ -101,12 +112,18 @@ class Variable:
         return self._initial_value
 
     def initialized_value(self):
-        """The value after initialization: initializes first if needed (for chained inits)."""
-        with graph_lib.get_default_graph().control_dependencies(None):
-            initialized = is_variable_initialized(self)
-            return math_ops.select(initialized, self.read_value(),
-                                   self._initial_value) if self.shape.is_fully_defined() \
-                else self._initial_value
+        """The variable's value once initialized, for initializing other variables from it.
+
+        It is the output of the initializer (as in TF 1.0): running it runs the initializer, once
+        per step, so `tf.Variable(w.initialized_value() * 2)` works whatever order the group of
+        initializers runs in. TF 1.x later switched to `cond(initialized, read, initial_value)`;
+        that needs a conditional op, because both inputs of a select are computed and reading an
+        uninitialized variable fails.
+        """
+        graph = graph_lib.get_default_graph()
+        with graph.control_dependencies(None), graph.colocate_with(self._variable.op):
+            return array_ops.identity(self._initializer_op.outputs[0],
+                                      name=f"{self.op.name}_initialized_value")
 
     def _as_graph_element(self):
         return self._variable
@@ -197,14 +214,18 @@ register_tensor_conversion_function(Variable, _variable_to_tensor)
 
 
 def _install_variable_operators():
+    """Every Tensor operator also works on a Variable, applied to its snapshot. The Tensor method
+    is looked up at call time: op modules may install operators after this module is imported."""
     for name in graph_lib.Tensor._OVERLOADABLE:
-        tensor_method = getattr(graph_lib.Tensor, name, None)
-        if tensor_method is None:
-            continue
 
-        def method(self, *args, _tensor_method=tensor_method):
-            return _tensor_method(self._snapshot, *args)
+        def method(self, *args, _name=name):
+            tensor_method = getattr(graph_lib.Tensor, _name, None)
+            if tensor_method is None:
+                raise TypeError(f"Variable {self.name}: operator {_name} is not supported by "
+                                "tf.Tensor")
+            return tensor_method(self._snapshot, *args)
 
+        method.__name__ = name
         setattr(Variable, name, method)
 
 
