@@ -245,3 +245,99 @@ def check_gradient_rows_cover(module_covered, cases, extra_checked=()):
     """Every differentiable op a module covers has a numeric gradient row (or an extra test)."""
     unchecked = differentiable(module_covered) - gradient_checked(cases) - set(extra_checked)
     assert not unchecked, f"differentiable ops without a numeric gradient row: {sorted(unchecked)}"
+
+
+# --- kernels compute in their inputs' precision (NEP 50) -----------------------------------------
+class TrackedArray(np.ndarray):
+    """An array recording the dtype of every ufunc result computed from it (class-wide log)."""
+
+    log = []
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        plain = [np.asarray(x) if isinstance(x, TrackedArray) else x for x in inputs]
+        if out is not None:
+            kwargs["out"] = tuple(np.asarray(o) if isinstance(o, TrackedArray) else o
+                                  for o in out)
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        for item in result if isinstance(result, tuple) else (result,):
+            if isinstance(item, (np.ndarray, np.generic)):
+                TrackedArray.log.append((ufunc.__name__, np.asarray(item).dtype))
+        if out is not None:
+            return out[0] if len(out) == 1 else out
+        if isinstance(result, (np.ndarray, np.generic)):
+            return np.asarray(result).view(TrackedArray)
+        return result
+
+
+# Ops whose purpose is to change the float width.
+WIDTH_CHANGING_OPS = {"Cast"}
+
+
+class _NumpyKeepingSubclasses:
+    """NumPy as the kernels see it during the check, except that asarray keeps the tracked
+    subclass (otherwise a kernel's first np.asarray would hide all its arithmetic)."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    @staticmethod
+    def asarray(value, dtype=None, **kwargs):
+        return np.asanyarray(value, dtype=dtype, **kwargs)
+
+
+class _kernels_see_tracked_arrays:  # noqa: N801 - a context manager read as a phrase
+    def __enter__(self):
+        import importlib
+        import pkgutil
+        import tensorweave.kernels as kernels_pkg
+        self._patched = []
+        for info in pkgutil.iter_modules(kernels_pkg.__path__):
+            module = importlib.import_module(f"tensorweave.kernels.{info.name}")
+            if getattr(module, "np", None) is np:
+                self._patched.append(module)
+                module.np = _NumpyKeepingSubclasses()
+        return self
+
+    def __exit__(self, *exc):
+        for module in self._patched:
+            module.np = np
+        return False
+
+
+def check_kernel_precision(case, dtype):
+    """Runs each kernel of the row's graph on tracked copies of its real inputs and fails if
+    a floating-point temporary is wider than the kernel's widest floating-point input (float32
+    accumulation of float16 inputs allowed)."""
+    from tensorweave.kernels import registry as kernel_registry
+    arrays = draw(case, dtype)
+    graph = tf.Graph()
+    with graph.as_default():
+        tensors = feed_tensors(arrays, "static")
+        case.build(*tensors)
+    ops = [op for op in graph.get_operations() if op.type not in WIDTH_CHANGING_OPS and
+           kernel_registry.get_kernel(op.type) is not None and
+           kernel_registry.get_kernel(op.type).resource is None and op.inputs]
+    with tf.Session(graph=graph) as session:
+        values = session.run([[t for t in op.inputs] for op in ops], dict(zip(tensors, arrays)))
+    for op, inputs in zip(ops, values):
+        widths = [np.asarray(v).dtype.itemsize for v in inputs if np.asarray(v).dtype.kind == "f"]
+        if not widths:
+            continue
+        kernel = kernel_registry.get_kernel(op.type)
+        TrackedArray.log = []
+        with _kernels_see_tracked_arrays():
+            kernel.compute(*[np.asarray(v).view(TrackedArray) for v in inputs],
+                           **{name: op.get_attr(name) for name in kernel.attr_names})
+        # float16 may accumulate in float32 (np.mean does, for accuracy); nothing may use
+        # float64 unless an input is float64.
+        limit = max(max(widths), 4)
+        wider = [(name, str(dt)) for name, dt in TrackedArray.log
+                 if dt.kind == "f" and dt.itemsize > limit]
+        assert not wider, f"{case.name}: kernel of {op.type} computed in a wider float: {wider}"
+
+
+def precision_params(cases):
+    import pytest
+    return [pytest.param(case, np.dtype(dtype), id=f"{case.name}-{np.dtype(dtype).name}")
+            for case in cases for dtype in case.dtypes if np.dtype(dtype) in
+            (np.dtype(np.float16), np.dtype(np.float32))]

@@ -6,8 +6,9 @@ import pytest
 import tensorweave as tf
 
 from .op_harness import (ALL_FLOATS, FLOATS, INTS, REALS, Bools, Fixed, Floats, Grid, Ints,
-                         OpCase, check_case_gradient, check_gradient_rows_cover, covered,
-                         gradient_params, run_case, value_params)
+                         OpCase, check_case_gradient, check_gradient_rows_cover,
+                         check_kernel_precision, covered, gradient_params, precision_params,
+                         run_case, value_params)
 
 _X23 = Floats((2, 3))
 _X234 = Floats((2, 3, 4))
@@ -200,6 +201,11 @@ COVERED_OP_TYPES = covered(CASES)
 @pytest.mark.parametrize("case,dtype,mode", value_params(CASES))
 def test_values_dtypes_and_shapes(case, dtype, mode):
     run_case(case, dtype, mode)
+
+
+@pytest.mark.parametrize("case,dtype", precision_params(CASES))
+def test_kernels_keep_their_input_precision(case, dtype):
+    check_kernel_precision(case, dtype)
 
 
 @pytest.mark.parametrize("case,order,static_shapes", gradient_params(CASES))
