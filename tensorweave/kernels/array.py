@@ -126,7 +126,7 @@ def pad(x, paddings):
 
 @register_kernel("ExpandDims", forwards_input=True)
 def expand_dims(x, axis):
-    return np.expand_dims(x, int(axis))
+    return np.expand_dims(x, int(np.asarray(axis).reshape(-1)[0]))  # a scalar or [axis]
 
 
 @register_kernel("Squeeze", forwards_input=True)

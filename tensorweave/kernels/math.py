@@ -156,8 +156,22 @@ def _reduction_kernel(fn, keep_dtype=True):
 
 register_kernel("Sum")(_reduction_kernel(np.sum))
 register_kernel("Mean")(_reduction_kernel(np.mean))
-register_kernel("Max")(_reduction_kernel(np.max))
-register_kernel("Min")(_reduction_kernel(np.min))
+def _extremum(fn, lowest):
+    """np.max / np.min, except that an empty reduction gives the dtype's lowest / highest
+    value (as TF does) instead of raising."""
+    def reduce(x, axis, keepdims):
+        if x.size:
+            return fn(x, axis=axis, keepdims=keepdims)
+        if x.dtype.kind == "f":
+            bound = -np.inf if lowest else np.inf
+        else:
+            bound = np.iinfo(x.dtype).min if lowest else np.iinfo(x.dtype).max
+        return fn(x, axis=axis, keepdims=keepdims, initial=x.dtype.type(bound))
+    return reduce
+
+
+register_kernel("Max")(_reduction_kernel(_extremum(np.max, lowest=True)))
+register_kernel("Min")(_reduction_kernel(_extremum(np.min, lowest=False)))
 register_kernel("Prod")(_reduction_kernel(np.prod))
 register_kernel("All")(_reduction_kernel(np.all))
 register_kernel("Any")(_reduction_kernel(np.any))

@@ -529,7 +529,9 @@ def _expand_dims_shape(op):
     axis = tensor_util.constant_value(op.inputs[1])
     if dims is None or axis is None:
         return [tensor_shape.unknown_shape()]
-    axis = int(axis)
+    if axis.size != 1:
+        raise ValueError(f"axis must be a single value, got {axis.tolist()}")
+    axis = int(axis.reshape(-1)[0])
     if not -len(dims) - 1 <= axis <= len(dims):
         raise ValueError(f"axis {axis} is out of range for expand_dims of rank {len(dims)}")
     axis = axis if axis >= 0 else len(dims) + 1 + axis

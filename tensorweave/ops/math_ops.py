@@ -833,7 +833,11 @@ def _indexed_slices_to_tensor(value, dtype=None, name=None):
                          f"{dtypes.as_dtype(dtype).name}")
     if value.dense_shape is None:
         raise ValueError("Cannot convert IndexedSlices without dense_shape to a Tensor")
-    num_rows = array_ops.gather(value.dense_shape, 0)
+    static_shape = tensor_util.constant_value(value.dense_shape)
+    if static_shape is not None:  # a constant row count keeps the static shape known
+        num_rows = int(static_shape[0])
+    else:
+        num_rows = array_ops.gather(value.dense_shape, 0)
     return unsorted_segment_sum(value.values, value.indices, num_rows, name=name)
 
 
