@@ -148,6 +148,8 @@ DIMS_CASES = [
            (lambda a: lambda x: np.expand_dims(x, a))(axis), (_X23,), WITH_BOOL, grad=2)
     for axis in (0, 1, 2, -1, -3)
 ] + [
+    OpCase("expand_dims_single_value_list", {"ExpandDims"}, lambda x: tf.expand_dims(x, [1]),
+           lambda x: np.expand_dims(x, 1), (_X23,), FLOATS, grad=1),
     OpCase("squeeze_all", {"Squeeze"}, tf.squeeze, np.squeeze, (Floats((1, 3, 1, 2)),),
            WITH_BOOL, grad=2),
     OpCase("squeeze_axis", {"Squeeze"}, lambda x: tf.squeeze(x, axis=[2]),
@@ -288,7 +290,7 @@ def test_gather_gradient_is_indexed_slices_and_densifies():
         assert grad.shape.as_list() == [4, 2]
         dense = tf.convert_to_tensor(grad)
         assert isinstance(dense, tf.Tensor) and dense.dtype == tf.float64
-        assert dense.shape.is_compatible_with([4, 2])
+        assert dense.shape.as_list() == [4, 2]
         sparse_value, dense_value = _run([grad, dense])
     np.testing.assert_array_equal(sparse_value.indices, [3, 1, 3])
     np.testing.assert_array_equal(sparse_value.values, [[1, 2], [3, 4], [5, 6]])

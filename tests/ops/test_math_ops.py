@@ -78,7 +78,7 @@ def _spread_inputs(x_shape, y_shape):
 
 
 BROADCASTS = [("same", (2, 3), (2, 3)), ("col_row", (3, 1), (4,)), ("scalar", (2, 3), ()),
-              ("rank3", (2, 1, 3), (4, 1))]
+              ("rank3", (2, 1, 3), (4, 1)), ("scalars", (), ())]
 BINARY_ROWS = [
     # op type, wrapper, reference, x domain, y domain, dtypes, gradient order
     ("Add", tf.add, np.add, None, None, ALL_FLOATS + INTS, 2),
@@ -107,6 +107,8 @@ BINARY_CASES += [
            (Floats((2, 3), -7, 7), Fixed([[3, -3, 2], [5, -2, 1]])), INTS),
     OpCase("floordiv_int_negative", {"FloorDiv"}, tf.floordiv, np.floor_divide,
            (Floats((2, 3), -7, 7), Fixed([[3, -3, 2], [5, -2, 1]])), INTS),
+    OpCase("scalar_times_vector", {"Mul"}, lambda x, y: x * y, np.multiply,
+           (Floats(()), Floats((3,))), ALL_FLOATS + INTS, grad=2),
     OpCase("pow_int", {"Pow"}, tf.pow, np.power, (Floats((2, 3), -3, 4), Floats((2, 3), 0, 4)),
            INTS),
     OpCase("pow_negative_base_integer_exponent", {"Pow"}, tf.pow, np.power,
@@ -271,6 +273,14 @@ TENSORDOT_CASES = [
 
 
 # --- reductions --------------------------------------------------------------------------------
+def _lowest(dtype):
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _highest(dtype):
+    return np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+
+
 def _int_mean(x, axis=None, keepdims=False):
     total = np.sum(x, axis=axis, keepdims=keepdims)
     count = x.size // max(np.size(total), 1)
@@ -315,6 +325,21 @@ REDUCTION_CASES = [
            FLOATS, grad=1),
     OpCase("reduce_max_ties", {"Max"}, lambda x: tf.reduce_max(x, axis=1),
            lambda x: np.max(x, axis=1), (Grid((3, 4)),), FLOATS + INTS),
+    OpCase("reduce_max_empty_is_lowest", {"Max"}, lambda x: tf.reduce_max(x, axis=0),
+           lambda x: np.max(x, axis=0, initial=_lowest(x.dtype)), (Floats((0, 3)),), REALS),
+    OpCase("reduce_min_empty_is_highest", {"Min"}, lambda x: tf.reduce_min(x, axis=[0, 1]),
+           lambda x: np.min(x, axis=(0, 1), initial=_highest(x.dtype)),
+           (Floats((2, 0)),), REALS),
+    OpCase("reduce_sum_empty", {"Sum", "Prod"},
+           lambda x: [tf.reduce_sum(x, 1), tf.reduce_prod(x, 1)],
+           lambda x: [np.sum(x, 1), np.prod(x, 1)], (Floats((2, 0)),), REALS),
+    OpCase("reduce_sum_fed_axes", {"Sum", "PlaceholderWithDefault"},
+           lambda x: tf.reduce_sum(x, tf.placeholder_with_default([0, 2], [None])),
+           lambda x: np.sum(x, axis=(0, 2)), (Floats((2, 3, 2)),), FLOATS, grad=2,
+           static_exact=False),
+    OpCase("reduce_max_fed_axis", {"Max", "PlaceholderWithDefault"},
+           lambda x: tf.reduce_max(x, tf.placeholder_with_default(-1, [])),
+           lambda x: np.max(x, axis=-1), (Floats((3, 4)),), FLOATS, grad=2, static_exact=False),
     OpCase("reduce_all", {"All"}, lambda x: tf.reduce_all(x, axis=1),
            lambda x: np.all(x, axis=1), (Bools((3, 4)),), (np.bool_,)),
     OpCase("reduce_any_keep", {"Any"}, lambda x: tf.reduce_any(x, axis=-1, keepdims=True),
@@ -609,6 +634,13 @@ def test_segment_id_out_of_range_raises_invalid_argument():
         total = tf.unsorted_segment_sum(tf.ones([3]), tf.constant([0, 5, 1]), 2, name="my_seg")
         with pytest.raises(tf.errors.InvalidArgumentError, match="my_seg"):
             _run(total)
+
+
+def test_integer_to_negative_power_raises_invalid_argument_naming_the_op():
+    with tf.Graph().as_default():
+        power = tf.pow(tf.constant([2, 3]), tf.constant([-1, 2]), name="my_pow")
+        with pytest.raises(tf.errors.InvalidArgumentError, match="my_pow"):
+            _run(power)
 
 
 def test_range_zero_delta_is_rejected_at_build_time():
