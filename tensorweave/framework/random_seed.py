@@ -2,6 +2,7 @@
 from tensorweave.framework import graph as graph_lib
 
 DEFAULT_GRAPH_SEED = 87654321
+_MAX_INT32 = 2**31 - 1
 
 
 def get_seed(op_seed):
@@ -15,10 +16,13 @@ def get_seed(op_seed):
     if graph_seed is not None:
         if op_seed is None:
             op_seed = graph._last_id
-        return int(graph_seed), int(op_seed)
-    if op_seed is not None:
-        return DEFAULT_GRAPH_SEED, int(op_seed)
-    return None, None
+        seeds = int(graph_seed), int(op_seed)
+    elif op_seed is not None:
+        seeds = DEFAULT_GRAPH_SEED, int(op_seed)
+    else:
+        return None, None
+    # Kernels read (0, 0) as "nondeterministic"; tf.set_random_seed(0) with seed=0 must not be.
+    return (0, _MAX_INT32) if seeds == (0, 0) else seeds
 
 
 def set_random_seed(seed):

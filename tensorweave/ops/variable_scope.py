@@ -89,6 +89,13 @@ class VariableScope:
                      caching_device=None, validate_shape=True, constraint=None, **unused):
         full_name = f"{self._name}/{name}" if self._name else name
         reuse = self._reuse if reuse is None else (reuse or self._reuse)
+        if dtype is not None and initializer is not None and not callable(initializer):
+            from tensorweave.framework.constant_op import convert_to_tensor
+            value_dtype = (initializer.dtype if isinstance(initializer, graph_lib.Tensor)
+                           else convert_to_tensor(initializer).dtype)
+            if value_dtype != dtypes.as_dtype(dtype):
+                raise ValueError(f"get_variable {full_name}: initializer type {value_dtype.name} "
+                                 f"and explicit dtype {dtypes.as_dtype(dtype).name} don't match.")
         dtype = self._dtype if dtype is None else dtypes.as_dtype(dtype)
         initializer = initializer if initializer is not None else self._initializer
         regularizer = regularizer if regularizer is not None else self._regularizer
@@ -105,9 +112,35 @@ class VariableScope:
 
 
 class _VariableStore:
+    """A graph's variables by full name, and how often each variable scope name was opened.
+
+    The open counts make `default_name` scopes unique ("dense", "dense_1"); leaving a scope
+    resets the counts of its sub-scopes, so re-entering a parent (say, for reuse) names its
+    default-named children exactly as the first time did.
+    """
+
     def __init__(self):
         self.variables = {}
         self.scope_counts = {}
+
+    def open_scope(self, full_name):
+        self.scope_counts[full_name] = self.scope_counts.get(full_name, 0) + 1
+
+    def close_subscopes(self, full_name):
+        prefix = full_name + "/"
+        for key in self.scope_counts:
+            if key.startswith(prefix):
+                self.scope_counts[key] = 0
+
+    def unique_scope_name(self, parent_name, default_name):
+        """default_name, or default_name_N for the first N whose scope is not open."""
+        prefix = f"{parent_name}/" if parent_name else ""
+        if not self.scope_counts.get(prefix + default_name):
+            return default_name
+        index = 1
+        while self.scope_counts.get(f"{prefix}{default_name}_{index}"):
+            index += 1
+        return f"{default_name}_{index}"
 
     def get_variable(self, name, shape=None, dtype=dtypes.float32, initializer=None,
                      regularizer=None, reuse=None, trainable=True, collections=None,
@@ -130,12 +163,15 @@ class _VariableStore:
             raise ValueError(f"Variable {name} does not exist, or was not created with "
                              "tf.get_variable(). Did you mean to set reuse=tf.AUTO_REUSE in "
                              "VarScope?")
+        from_value = initializer is not None and not callable(initializer)
         initial_value = _initial_value_fn(name, shape, dtype, initializer)
         with graph_lib.get_default_graph().name_scope(None):
+            # A value initializer decides the dtype itself (VariableScope.get_variable checked
+            # that an explicit dtype agrees).
             variable = Variable(initial_value=initial_value, trainable=trainable,
                                 collections=collections, name=name + "/",
                                 validate_shape=validate_shape, constraint=constraint,
-                                dtype=dtype if not _is_tensor_initializer(initializer) else None)
+                                dtype=None if from_value else dtype)
         self.variables[name] = variable
         if regularizer is not None:
             graph = graph_lib.get_default_graph()
@@ -146,18 +182,13 @@ class _VariableStore:
         return variable
 
 
-def _is_tensor_initializer(initializer):
-    return isinstance(initializer, graph_lib.Tensor)
-
-
 def _initial_value_fn(name, shape, dtype, initializer):
-    if _is_tensor_initializer(initializer):
-        if shape is not None and not shape.is_compatible_with(initializer.shape):
-            raise ValueError(f"get_variable {name}: initializer shape {initializer.shape} does "
-                             f"not match shape {shape}")
-        return initializer
     if initializer is not None and not callable(initializer):
-        return lambda: initializer  # a Python / NumPy value
+        # A Tensor, NumPy or Python value: it is the initial value, shape and all.
+        if shape is not None:
+            raise ValueError(f"get_variable {name}: the initializer is a value, so its shape is "
+                             "the variable's; do not also pass shape.")
+        return initializer
     if shape is None:
         raise ValueError(f"Shape of a new variable ({name}) must be fully defined, but instead "
                          "was <unknown>.")
@@ -234,56 +265,72 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
                    regularizer=None, caching_device=None, partitioner=None, custom_getter=None,
                    reuse=None, dtype=None, use_resource=None, constraint=None,
                    auxiliary_name_scope=True):
-    """Opens a variable scope (and a name scope) for `get_variable` and the ops built inside."""
+    """Opens a variable scope (and a name scope) for `get_variable` and the ops built inside.
+
+    Variables are named by variable scopes, ops by name scopes. Entering a scope by name or by
+    VariableScope object continues that variable scope, but opens a fresh name scope (`tower`
+    entered twice puts its ops under `tower_1/`), as in TF 1.x.
+    """
     graph = graph_lib.get_default_graph()
     stack = _scope_stack(graph)
     parent = stack[-1]
     store = _store(graph)
     if name_or_scope is None and default_name is None:
         raise TypeError("If name_or_scope is None, default_name must be given")
+    if name_or_scope is not None and not isinstance(name_or_scope, (str, VariableScope)):
+        raise TypeError(f"VariableScope: name_or_scope must be a string or VariableScope, got "
+                        f"{type(name_or_scope).__name__}")
     if reuse is False:
         reuse = None  # False means "inherit", as in TF: a scope cannot turn reuse off
+    if name_or_scope is None and reuse is True:
+        raise ValueError("reuse=True cannot be used without a name_or_scope")
     if isinstance(name_or_scope, VariableScope):
         full_name = name_or_scope.name
-        name_scope_name = name_or_scope.original_name_scope
+        name_scope_name = full_name.split("/")[-1]
         inherited = name_or_scope.reuse
         base = name_or_scope
     else:
         if name_or_scope is None:
-            prefix = f"{parent.name}/" if parent.name else ""
-            count = store.scope_counts.get(prefix + default_name, 0)
-            short = default_name if count == 0 else f"{default_name}_{count}"
-            store.scope_counts[prefix + default_name] = count + 1
+            short = store.unique_scope_name(parent.name, default_name)
+            name_scope_name = default_name
         else:
             short = name_or_scope
+            name_scope_name = name_or_scope
         full_name = f"{parent.name}/{short}" if parent.name else short
-        name_scope_name = None
         inherited = parent.reuse
         base = parent
     new_reuse = True if reuse is True or inherited is True else (
         AUTO_REUSE if reuse is AUTO_REUSE or inherited is AUTO_REUSE else False)
-    if auxiliary_name_scope:
-        if name_scope_name:
-            ns_ctx = graph.name_scope(name_scope_name)
-        else:
-            ns_ctx = graph.name_scope(full_name.split("/")[-1])
+    if auxiliary_name_scope and name_scope_name:
+        ns_ctx = graph.name_scope(name_scope_name)
     else:
-        ns_ctx = contextlib.nullcontext(graph.get_name_scope() + "/" if graph.get_name_scope()
-                                        else "")
+        current = graph.get_name_scope()
+        ns_ctx = contextlib.nullcontext(current + "/" if current else "")
     with ns_ctx as opened:
+        if isinstance(name_or_scope, VariableScope):
+            original_name_scope = name_or_scope.original_name_scope
+        else:
+            original_name_scope = opened or ""
         scope = VariableScope(
             new_reuse, name=full_name,
             initializer=initializer if initializer is not None else base.initializer,
             regularizer=regularizer if regularizer is not None else base.regularizer,
             caching_device=caching_device, partitioner=partitioner,
             custom_getter=custom_getter if custom_getter is not None else base.custom_getter,
-            name_scope=opened or "", dtype=dtype if dtype is not None else base.dtype,
+            name_scope=original_name_scope, dtype=dtype if dtype is not None else base.dtype,
             constraint=constraint)
+        counts_before = dict(store.scope_counts)
+        store.open_scope(full_name)
         stack.append(scope)
         try:
             yield scope
         finally:
             stack.pop()
+            if isinstance(name_or_scope, VariableScope):
+                store.scope_counts = counts_before
+                store.open_scope(full_name)
+            else:
+                store.close_subscopes(full_name)
 
 
 def variable_op_scope(values, name_or_scope, default_name=None, **kwargs):
