@@ -154,8 +154,9 @@ def check_gradients(fn, inputs, order=1, atol=None, rtol=None, delta=None, stati
     """Checks the symbolic gradients of `fn` against central differences, up to `order` (1, 2).
 
     `inputs` are NumPy arrays; floating ones become placeholders (fully shaped when
-    `static_shapes`, of unknown shape otherwise) and are differentiated, the others become
-    constants (indices, labels, masks). `fn(*tensors)` returns a tensor or a list of them;
+    `static_shapes` is True, with an unknown first dimension when it is "partial", of unknown
+    shape when False) and are differentiated, the others become constants (indices, labels,
+    masks). `fn(*tensors)` returns a tensor or a list of them;
     non-float outputs are ignored. Also checks that each gradient has its input's dtype and a
     static shape compatible with it. Raises GradientCheckError naming the input and the order.
     Returns the largest absolute error seen.
@@ -179,7 +180,7 @@ def check_gradients(fn, inputs, order=1, atol=None, rtol=None, delta=None, stati
         tensors = []
         for i, array in enumerate(arrays):
             if i in diff:
-                shape = array.shape if static_shapes else None
+                shape = _placeholder_shape(array.shape, static_shapes)
                 tensors.append(tf.placeholder(tf.as_dtype(array.dtype), shape, name=f"x{i}"))
             else:
                 tensors.append(tf.constant(array, name=f"c{i}"))
@@ -249,6 +250,12 @@ def check_gradients(fn, inputs, order=1, atol=None, rtol=None, delta=None, stati
                     f"at {int(bad.sum())} of {bad.size} elements (max abs error {error.max():.3g},"
                     f" atol {atol}, rtol {rtol})\nsymbolic:\n{symbolic[k]}\nnumeric:\n{numeric}")
     return worst
+
+
+def _placeholder_shape(shape, static_shapes):
+    if static_shapes == "partial":  # the batch dimension unknown, as in [None, 784] inputs
+        return (None,) + tuple(shape[1:]) if len(shape) else ()
+    return tuple(shape) if static_shapes else None
 
 
 def _densified(grads):

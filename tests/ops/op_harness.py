@@ -16,7 +16,9 @@ import tensorweave as tf
 from tensorweave.ops import gradients as gradients_lib
 from tensorweave.testing import gradient_checker
 
-SHAPE_MODES = ("static", "unknown")
+# How a row's inputs are fed: fully shaped placeholders, placeholders with an unknown first
+# (batch) dimension, placeholders of unknown shape.
+SHAPE_MODES = ("static", "partial", "unknown")
 # dtype name -> (rtol, atol) for forward values compared with a float64 reference.
 VALUE_TOLERANCES = {"float16": (2e-3, 2e-3), "float32": (2e-5, 1e-5), "float64": (1e-10, 1e-12)}
 
@@ -159,9 +161,11 @@ def expected_dtype(case, dtype):
 
 
 def feed_tensors(arrays, mode):
-    """Placeholders for the arrays: fully shaped ("static") or of unknown shape ("unknown")."""
-    return [tf.placeholder(tf.as_dtype(a.dtype), a.shape if mode == "static" else None,
-                           name=f"input{i}") for i, a in enumerate(arrays)]
+    """Placeholders for the arrays, shaped as SHAPE_MODES says."""
+    shapes = {"static": lambda a: a.shape, "unknown": lambda a: None,
+              "partial": lambda a: (None,) + a.shape[1:] if a.ndim else ()}[mode]
+    return [tf.placeholder(tf.as_dtype(a.dtype), shapes(a), name=f"input{i}")
+            for i, a in enumerate(arrays)]
 
 
 def upcast(array):
@@ -236,6 +240,9 @@ def gradient_params(cases):
     for case in cases:
         for order in range(1, case.grad + 1):
             params.append(pytest.param(case, order, True, id=f"{case.name}-order{order}"))
+        if case.grad and case.grad_dynamic and "partial" in case.modes:
+            params.append(pytest.param(case, 1, "partial",
+                                       id=f"{case.name}-order1-partial-shape"))
         if case.grad and case.grad_dynamic and "unknown" in case.modes:
             params.append(pytest.param(case, 1, False, id=f"{case.name}-order1-unknown-shape"))
     return params
