@@ -107,7 +107,9 @@ def _xent_grad(op, grad_loss, grad_backprop):
     if _is_nonzero(grad_backprop):
         logits_grad = logits_grad + _softmax_jacobian_product(logits, grad_backprop)
         labels_grad = labels_grad - grad_backprop
-    return [logits_grad, labels_grad]
+    # The op broadcasts labels against logits (e.g. one [1, classes] distribution for a batch).
+    return [math_ops.sum_to_shape_of(logits_grad, logits, labels),
+            math_ops.sum_to_shape_of(labels_grad, labels, logits)]
 
 
 def _is_nonzero(grad):

@@ -84,6 +84,13 @@ XENT_CASES = [
                labels=labels, logits=logits),
            lambda logits, labels: -(labels * _log_softmax(logits)).sum(-1), _xent_inputs((4,)),
            FLOATS, grad=2, modes=("static",)),
+    OpCase("softmax_xent_v2_broadcast_labels", {"SoftmaxCrossEntropyWithLogits"},
+           lambda logits, labels: tf.nn.softmax_cross_entropy_with_logits_v2(
+               labels=labels, logits=logits),
+           lambda logits, labels: -(labels * _log_softmax(logits)).sum(-1),
+           lambda rng, dtype: [rng.uniform(-2, 2, (3, 4)).astype(dtype),
+                               _distribution((1, 4))(rng, dtype)],
+           FLOATS, grad=2, modes=("static",)),
     OpCase("softmax_xent_v1", {"SoftmaxCrossEntropyWithLogits", "StopGradient"},
            _xent_v1_fixed_labels, lambda logits: -(FIXED_LABELS * _log_softmax(logits)).sum(-1),
            (Floats((3, 4)),), FLOATS, grad=2),
