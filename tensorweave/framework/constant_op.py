@@ -21,7 +21,8 @@ op_def.register_op("Const", outputs=["output: dtype"],
 
 
 def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
-    """`tf.constant`: a Const op; `shape` broadcasts a scalar or reshapes a value of that size."""
+    """`tf.constant`: a Const op. With `shape`, a value of that size is reshaped and a smaller
+    one is completed with its last element (TF 1.x); `verify_shape=True` demands an exact match."""
     array = tensor_util.to_numpy(value, dtype)
     if shape is not None:
         shape = tuple(int(d) for d in (shape if isinstance(shape, (list, tuple)) else
@@ -29,13 +30,19 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
         if array.shape != shape:
             if verify_shape:
                 raise TypeError(f"Expected Tensor's shape: {shape}, got {array.shape}.")
+            size = int(np.prod(shape))
             if array.size == 1:
                 array = np.full(shape, array.reshape(()), dtype=array.dtype)
-            elif array.size == int(np.prod(shape)):
+            elif array.size == size:
+                array = array.reshape(shape)
+            elif 0 < array.size < size:
+                # TF 1.x: a shorter value is completed with its last element.
+                flat = array.reshape(-1)
+                array = np.concatenate([flat, np.repeat(flat[-1:], size - flat.size)])
                 array = array.reshape(shape)
             else:
                 raise ValueError(f"tf.constant: value of {array.size} elements does not fit "
-                                 f"shape {shape} ({int(np.prod(shape))} elements)")
+                                 f"shape {shape} ({size} elements)")
     array = np.array(array, copy=True)
     array.flags.writeable = False
     graph = graph_lib.get_default_graph()

@@ -43,14 +43,9 @@ class Constant(Initializer):
         self.verify_shape = verify_shape
 
     def __call__(self, shape, dtype=None, partition_info=None, verify_shape=None):
-        verify_shape = self.verify_shape if verify_shape is None else verify_shape
-        value = self.value
-        size = int(np.prod(shape)) if shape is not None else None
-        if not verify_shape and size is not None and 1 < np.size(value) < size:
-            # TF 1.x: a list shorter than the shape is completed with its last element.
-            flat = np.asarray(value).reshape(-1)
-            value = np.concatenate([flat, np.repeat(flat[-1:], size - flat.size)])
-        return constant(value, dtype=self._dtype(dtype), shape=shape, verify_shape=verify_shape)
+        # tf.constant completes a value shorter than the shape with its last element (TF 1.x).
+        return constant(self.value, dtype=self._dtype(dtype), shape=shape,
+                        verify_shape=self.verify_shape if verify_shape is None else verify_shape)
 
 
 class RandomUniform(Initializer):
