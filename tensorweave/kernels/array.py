@@ -79,7 +79,7 @@ def pack(*values, axis):
     return np.stack(values, axis=axis)
 
 
-@register_kernel("Unpack")
+@register_kernel("Unpack", forwards_input=True)
 def unpack(value, *, num, axis):
     value = np.asarray(value)
     if value.shape[axis] != num:
@@ -106,7 +106,7 @@ def slice_(x, begin, size):
     return x[tuple(index)].copy()
 
 
-@register_kernel("SplitV")
+@register_kernel("SplitV", forwards_input=True)
 def split_v(value, size_splits, axis, *, num_split):
     sizes = np.asarray(size_splits).astype(np.int64)
     value = np.asarray(value)
@@ -135,7 +135,7 @@ def squeeze(x, *, squeeze_dims):
     return np.squeeze(x, axis=tuple(squeeze_dims)) if squeeze_dims else np.squeeze(x)
 
 
-@register_kernel("Transpose")
+@register_kernel("Transpose", forwards_input=True)
 def transpose(x, perm):
     return np.ascontiguousarray(np.transpose(x, np.asarray(perm)))
 

@@ -177,7 +177,7 @@ register_kernel("All")(_reduction_kernel(np.all))
 register_kernel("Any")(_reduction_kernel(np.any))
 
 
-@register_kernel("BroadcastTo")
+@register_kernel("BroadcastTo", forwards_input=True)
 def broadcast_to(x, new_shape):
     return np.broadcast_to(x, [int(d) for d in np.asarray(new_shape).reshape(-1)])
 
@@ -247,7 +247,7 @@ def unsorted_segment_sum(data, segment_ids, num_segments):
     return out
 
 
-@register_kernel("SumToShape")
+@register_kernel("SumToShape", forwards_input=True)
 def sum_to_shape(x, target_shape):
     x = np.asarray(x)
     target = tuple(int(d) for d in np.asarray(target_shape).reshape(-1))

@@ -269,3 +269,33 @@ def test_assign_run_time_shape_mismatch_raises_invalid_argument():
             session.run(var.initializer)
             with pytest.raises(tf.errors.InvalidArgumentError, match="late_assign"):
                 session.run(update, {value: np.zeros(3)})
+
+
+# Ops whose kernels may return a view of their input: a fetched value must not change when the
+# variable behind it is later updated in place.
+VIEW_OPS = [
+    ("identity", tf.identity),
+    ("reshape", lambda v: tf.reshape(v, [4])),
+    ("expand_dims", lambda v: tf.expand_dims(v, 0)),
+    ("squeeze", lambda v: tf.squeeze(tf.reshape(v, [1, 2, 2]))),
+    ("broadcast_to", lambda v: tf.broadcast_to(v, [3, 2, 2])),
+    ("split", lambda v: tf.split(v, 2, axis=1)[1]),
+    ("unstack", lambda v: tf.unstack(v, axis=0)[0]),
+    ("transpose_identity_perm", lambda v: tf.transpose(v, [0, 1])),
+    ("stop_gradient", tf.stop_gradient),
+    ("sum_to_same_shape", lambda v: state_ops.make_tensor("SumToShape", [v, tf.shape(v)])),
+]
+
+
+@pytest.mark.parametrize("build", [b for _, b in VIEW_OPS], ids=[n for n, _ in VIEW_OPS])
+def test_fetched_views_of_a_variable_do_not_change_with_it(build):
+    with tf.Graph().as_default():
+        var = tf.Variable(np.arange(4.0).reshape(2, 2))
+        view = build(var.value())
+        bump = tf.assign_add(var, np.ones((2, 2)))
+        with tf.Session() as session:
+            session.run(var.initializer)
+            fetched = session.run(view)
+            before = np.array(fetched, copy=True)
+            session.run(bump)
+    np.testing.assert_array_equal(fetched, before)
