@@ -81,25 +81,26 @@ class Graph:
         return self._state().name_stack
 
     def unique_name(self, name, mark_as_used=True):
-        scope = self._state().name_stack
-        if scope:
-            name = f"{scope}/{name}"
-        key = name.lower()
-        count = self._names_in_use.get(key, 0)
-        if mark_as_used:
-            self._names_in_use[key] = count + 1
-        if count > 0:
-            base = name
-            while True:
-                candidate = f"{base}_{count}"
-                if candidate.lower() not in self._names_in_use:
-                    break
-                count += 1
+        with self._lock:
+            scope = self._state().name_stack
+            if scope:
+                name = f"{scope}/{name}"
+            key = name.lower()
+            count = self._names_in_use.get(key, 0)
             if mark_as_used:
-                self._names_in_use[candidate.lower()] = 1
                 self._names_in_use[key] = count + 1
-            name = candidate
-        return name
+            if count > 0:
+                base = name
+                while True:
+                    candidate = f"{base}_{count}"
+                    if candidate.lower() not in self._names_in_use:
+                        break
+                    count += 1
+                if mark_as_used:
+                    self._names_in_use[candidate.lower()] = 1
+                    self._names_in_use[key] = count + 1
+                name = candidate
+            return name
 
     @contextlib.contextmanager
     def name_scope(self, name):
@@ -199,26 +200,26 @@ class Graph:
 
         Inputs must already be Tensors of this graph; op wrappers convert Python values first.
         """
-        self._check_not_finalized()
-        op_def = op_def_lib.get_op_def(op_type)
-        attrs = dict(attrs or {})
-        if name and name.endswith("/"):
-            # A scope name used as an op name ("Variable/" from `with name_scope(...) as n`)
-            # names the op exactly, as in TF.
-            name = name[:-1]
-            if name in self._ops_by_name:
-                raise ValueError(f"Duplicate op name {name!r}")
-            self._names_in_use.setdefault(name.lower(), 1)
-        else:
-            name = self.unique_name(name or op_type)
-        if not _VALID_OP_NAME.match(name):
-            raise ValueError(f"{name!r} is not a valid op name")
-        flat_inputs = bind_inputs(self, op_def, name, inputs, attrs)
-        out_dtypes = output_dtypes(op_def, name, attrs)
-        state = self._state()
-        control_inputs = [op for op in state.control_stack
-                          if all(t.op is not op for t in flat_inputs)]
-        with self._lock:
+        with self._lock:  # names, ids and the op list stay consistent across threads
+            self._check_not_finalized()
+            op_def = op_def_lib.get_op_def(op_type)
+            attrs = dict(attrs or {})
+            if name and name.endswith("/"):
+                # A scope name used as an op name ("Variable/" from `with name_scope(...) as n`)
+                # names the op exactly, as in TF.
+                name = name[:-1]
+                if name in self._ops_by_name:
+                    raise ValueError(f"Duplicate op name {name!r}")
+                self._names_in_use.setdefault(name.lower(), 1)
+            else:
+                name = self.unique_name(name or op_type)
+            if not _VALID_OP_NAME.match(name):
+                raise ValueError(f"{name!r} is not a valid op name")
+            flat_inputs = bind_inputs(self, op_def, name, inputs, attrs)
+            out_dtypes = output_dtypes(op_def, name, attrs)
+            state = self._state()
+            control_inputs = [op for op in state.control_stack
+                              if all(t.op is not op for t in flat_inputs)]
             op = Operation(self, op_def, name, flat_inputs, attrs, out_dtypes, control_inputs,
                            "", _user_location())
             op._device = self._apply_device_functions(op)
@@ -232,26 +233,29 @@ class Graph:
                         op._device = target.device
                         break
             run_shape_fn(op)
+            op._connect()
             self._ops_by_name[name] = op
             self._ops.append(op)
         return op
 
     def _add_imported_op(self, op_type, name, inputs, attrs, control_inputs, device):
         """Adds a deserialized op with its exact name (graph_io uses this)."""
-        self._check_not_finalized()
-        if name in self._ops_by_name:
-            raise ValueError(f"Duplicate op name {name!r} in imported graph")
-        op_def = op_def_lib.get_op_def(op_type)
-        attrs = dict(attrs)
-        flat_inputs = bind_inputs(self, op_def, name, inputs, attrs)
-        out_dtypes = output_dtypes(op_def, name, attrs)
-        op = Operation(self, op_def, name, flat_inputs, attrs, out_dtypes, control_inputs,
-                       canonical_name(device), "<imported>")
-        run_shape_fn(op)
-        self._names_in_use[name.lower()] = self._names_in_use.get(name.lower(), 0) + 1
-        self._ops_by_name[name] = op
-        self._ops.append(op)
-        return op
+        with self._lock:
+            self._check_not_finalized()
+            if name in self._ops_by_name:
+                raise ValueError(f"Duplicate op name {name!r} in imported graph")
+            op_def = op_def_lib.get_op_def(op_type)
+            attrs = dict(attrs)
+            flat_inputs = bind_inputs(self, op_def, name, inputs, attrs)
+            out_dtypes = output_dtypes(op_def, name, attrs)
+            op = Operation(self, op_def, name, flat_inputs, attrs, out_dtypes, control_inputs,
+                           canonical_name(device), "<imported>")
+            run_shape_fn(op)
+            op._connect()
+            self._names_in_use[name.lower()] = self._names_in_use.get(name.lower(), 0) + 1
+            self._ops_by_name[name] = op
+            self._ops.append(op)
+            return op
 
     # --- lookup ---------------------------------------------------------------------------------
     def get_operations(self):
@@ -331,6 +335,10 @@ class Graph:
         pattern = re.compile(scope)
         return [item for item in items if hasattr(item, "name") and pattern.match(item.name)]
 
+    @property
+    def collections(self):
+        return list(self._collections)
+
     def get_all_collection_keys(self):
         return [key for key, items in self._collections.items() if items]
 
@@ -351,7 +359,9 @@ class Graph:
         op = tensor_or_op.op if isinstance(tensor_or_op, Tensor) else tensor_or_op
         return op not in self._unfetchable
 
-    def as_graph_def(self, add_shapes=False):
+    def as_graph_def(self, from_version=None, add_shapes=False):
+        """The GraphDef of every op (`from_version` is accepted for TF 1.x signature
+        compatibility; every op is always included)."""
         from tensorweave.framework import graph_io
         return graph_io.graph_to_graph_def(self, add_shapes=add_shapes)
 

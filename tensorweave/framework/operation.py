@@ -143,6 +143,10 @@ class Operation:
         self._id = graph._next_id()
         self._outputs = [Tensor(self, i, dt) for i, dt in enumerate(output_dtypes)]
         self._control_outputs = []
+
+    def _connect(self):
+        """Records this op as a consumer of its inputs; the graph calls it once the op is valid,
+        so an op whose shape function failed never shows up in `tensor.consumers()`."""
         for tensor in self._inputs:
             tensor._consumers.append(self)
         for op in self._control_inputs:

@@ -311,6 +311,7 @@ def test_collections_add_get_and_copy_semantics(graph):
     created.append("x")
     assert tf.get_collection("fresh") == ["x"]
     assert set(graph.get_all_collection_keys()) >= {"things", "more", "fresh"}
+    assert set(graph.collections) >= {"things", "more", "fresh"}
     graph.clear_collection("things")
     assert tf.get_collection("things") == []
 
@@ -510,6 +511,32 @@ def test_shape_function_errors_name_the_op(graph):
     with pytest.raises(ValueError) as info:
         tf.matmul(a, b, name="bad_matmul")
     assert "bad_matmul" in str(info.value) and "MatMul" in str(info.value)
+
+
+def test_an_op_that_fails_to_build_leaves_no_trace(graph):
+    a = tf.constant(np.zeros((2, 3), np.float32), name="a")
+    with pytest.raises(ValueError):
+        tf.matmul(a, a, name="bad")
+    assert a.consumers() == []
+    assert [op.name for op in graph.get_operations()] == ["a"]
+    with pytest.raises(KeyError):
+        graph.get_operation_by_name("bad")
+
+
+def test_concurrent_op_creation_gives_unique_names(graph):
+    def build():
+        with graph.as_default():
+            for _ in range(200):
+                tf.constant(0.0, name="same")
+
+    threads = [threading.Thread(target=build) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    names = [op.name for op in graph.get_operations()]
+    assert len(names) == 800 and len(set(names)) == 800
+    assert len({op._id for op in graph.get_operations()}) == 800
 
 
 def _has_op(op_type):

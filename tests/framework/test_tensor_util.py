@@ -127,6 +127,19 @@ def test_constant_value_as_shape():
     assert tensor_util.constant_value_as_shape(tf.placeholder(tf.int32)).ndims is None
 
 
+def test_constant_shape_argument():
+    value = tf.constant([1, 2], shape=[2, 2])
+    np.testing.assert_array_equal(tensor_util.constant_value(value), [[1, 2], [2, 2]])
+    np.testing.assert_array_equal(tensor_util.constant_value(tf.constant(3.0, shape=[2])),
+                                  [3.0, 3.0])
+    np.testing.assert_array_equal(
+        tensor_util.constant_value(tf.constant([1, 2, 3, 4], shape=[2, 2])), [[1, 2], [3, 4]])
+    with pytest.raises(ValueError, match="does not fit"):
+        tf.constant([1, 2, 3], shape=[2])
+    with pytest.raises(TypeError):
+        tf.constant([1, 2], shape=[2, 1], verify_shape=True)
+
+
 def test_constants_are_read_only_snapshots():
     source = np.array([1.0, 2.0], np.float32)
     c = tf.constant(source)
