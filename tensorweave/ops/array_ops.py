@@ -487,12 +487,20 @@ def _split_shape(op):
     if dims is None or axis is None:
         return [tensor_shape.unknown_shape(None if dims is None else len(dims))] * num
     ax = int(axis) % len(dims)
-    out = []
-    for i in range(num):
-        d = list(dims)
-        d[ax] = None if sizes is None else int(sizes[i])
-        out.append(TensorShape(d))
-    return out
+    split_dims = [None] * num if sizes is None else [int(s) for s in sizes.reshape(-1)]
+    if len(split_dims) != num:
+        raise ValueError(f"{len(split_dims)} split sizes for num_split={num}")
+    if split_dims.count(-1) > 1:
+        raise ValueError(f"at most one split size may be -1, got {split_dims}")
+    known = sum(d for d in split_dims if d is not None and d != -1)
+    if dims[ax] is not None and sizes is not None:
+        if -1 in split_dims:
+            split_dims[split_dims.index(-1)] = dims[ax] - known
+        if known > dims[ax] or sum(split_dims) != dims[ax]:
+            raise ValueError(f"split sizes {sizes.reshape(-1).tolist()} do not add up to "
+                             f"dimension {ax} of size {dims[ax]}")
+    split_dims = [None if d == -1 else d for d in split_dims]
+    return [TensorShape(dims[:ax] + (d,) + dims[ax + 1:]) for d in split_dims]
 
 
 register_op("SplitV", inputs=["value: T", "size_splits: Tlen", "axis: int32"],

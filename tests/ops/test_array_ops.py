@@ -138,8 +138,7 @@ SLICE_CASES = [
     OpCase("split_sizes", {"SplitV"}, lambda x: tf.split(x, [1, 2], axis=1),
            lambda x: np.split(x, [1], axis=1), (_X234,), REALS, grad=2),
     OpCase("split_inferred_size", {"SplitV"}, lambda x: tf.split(x, [1, -1, 1], axis=-1),
-           lambda x: np.split(x, [1, 3], axis=-1), (_X234,), FLOATS, grad=2,
-           static_exact=False),
+           lambda x: np.split(x, [1, 3], axis=-1), (_X234,), FLOATS, grad=2),
 ]
 
 DIMS_CASES = [
@@ -383,6 +382,8 @@ def test_other_build_time_shape_errors_name_the_op():
             tf.expand_dims(tf.zeros([2, 3]), 4)
         with pytest.raises(ValueError, match="GatherV2"):
             tf.gather(tf.zeros([2, 3]), [0], axis=2)
+        with pytest.raises(ValueError, match="SplitV"):
+            tf.split(tf.zeros([2, 3]), [1, 1], axis=1)
         with pytest.raises(ValueError, match="Pad"):
             tf.pad(tf.zeros([2, 3]), [[1, 1]])
         with pytest.raises(ValueError, match="PlaceholderWithDefault"):
