@@ -698,6 +698,9 @@ def _gather_grad_along(op, grad, axis):
 
 
 def gather(params, indices, validate_indices=None, name=None, axis=0, batch_dims=0):
+    if batch_dims != 0:  # silently ignoring it would gather the wrong elements
+        raise NotImplementedError("tf.gather: batch_dims != 0 is not supported yet; gather "
+                                  "from each batch element separately")
     params = convert_to_tensor(params)
     indices = convert_to_tensor(indices)
     return make_tensor("GatherV2", [params, indices, as_int_tensor(axis)], name=name or "GatherV2")

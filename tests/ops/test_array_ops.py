@@ -342,6 +342,12 @@ def test_gather_out_of_range_index_raises_invalid_argument_naming_the_op():
             _run(taken, {indices: [-1]})
 
 
+def test_gather_batch_dims_is_refused_rather_than_ignored():
+    with tf.Graph().as_default():
+        with pytest.raises(NotImplementedError, match="batch_dims"):
+            tf.gather(tf.zeros([2, 3]), [[0], [1]], batch_dims=1)
+
+
 def test_reshape_mismatch_names_the_op():
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match=r"my_reshape.*Reshape"):
