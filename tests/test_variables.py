@@ -65,6 +65,30 @@ def test_initializer_ops_of_a_callable_are_colocated_with_the_variable():
     assert var.initial_value.op.get_attr("_class") == ["loc:@v"]
 
 
+def test_variables_ignore_enclosing_control_dependencies():
+    counter = tf.Variable(0, name="counter")
+    bump = counter.assign_add(1)
+    with tf.control_dependencies([bump]):
+        inner = tf.Variable(lambda: tf.zeros([2]), name="inner")
+        after = tf.identity(counter.value(), name="after")
+    for op in (inner.op, inner.initializer, inner.value().op, inner.initial_value.op):
+        assert op.control_inputs == []
+    assert after.op.control_inputs == [bump.op]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(inner)
+        sess.run(inner.value())
+        assert sess.run(counter) == 0
+
+
+def test_caching_device_places_the_snapshot():
+    with tf.device("/job:ps/task:0"):
+        var = tf.Variable(1.0, name="v", caching_device="/job:worker/task:1")
+    assert var.device == "/job:ps/task:0"
+    assert var.value().device == "/job:worker/task:1"
+    assert var.initializer.device == "/job:ps/task:0"
+
+
 def test_collections_and_trainability(graph):
     trained = tf.Variable(1.0, name="trained")
     frozen = tf.Variable(1.0, trainable=False, name="frozen")

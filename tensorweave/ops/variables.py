@@ -30,40 +30,48 @@ class Variable:
         self._trainable = trainable
         self._constraint = constraint
         self._save_slice_info = None
-        with graph.name_scope(name or "Variable") as scope:
-            ops_before = len(graph.get_operations())
-            if callable(initial_value):
-                with graph.name_scope("Initializer"), graph.device(None):
-                    self._initial_value = convert_to_tensor(initial_value(), dtype=dtype,
+        # Like TF's init_scope: a variable created inside `tf.control_dependencies` must not
+        # depend on those ops (reading it would run them).
+        with graph.control_dependencies(None):
+            with graph.name_scope(name or "Variable") as scope:
+                ops_before = len(graph.get_operations())
+                if callable(initial_value):
+                    with graph.name_scope("Initializer"), graph.device(None):
+                        self._initial_value = convert_to_tensor(initial_value(), dtype=dtype,
+                                                                name="initial_value")
+                else:
+                    self._initial_value = convert_to_tensor(initial_value, dtype=dtype,
                                                             name="initial_value")
-            else:
-                self._initial_value = convert_to_tensor(initial_value, dtype=dtype,
-                                                        name="initial_value")
-            initializer_ops = graph.get_operations()[ops_before:]
-            init_shape = self._initial_value.shape
-            if shape is not None:
-                var_shape = _as_shape(shape)
-            elif validate_shape:
-                if not init_shape.is_fully_defined():
-                    raise ValueError(f"initial_value must have a shape specified: "
-                                     f"{self._initial_value} (or pass validate_shape=False)")
-                var_shape = init_shape
-            else:
-                var_shape = _as_shape(None)
-            self._variable = state_ops.variable_op_v2(var_shape, self._initial_value.dtype,
-                                                      name=scope)
-            if callable(initial_value):
-                # Ops computing the initial value run where the variable lives (as TF 1.x
-                # does through an attr scope): a random initializer must not make a parameter
-                # server pull its whole initial value from a worker.
-                for op in initializer_ops:
-                    op._set_attr("_class", [f"loc:@{self._variable.op.name}"])
-                    op._set_device(self._variable.device)
-            with graph.colocate_with(self._variable.op):
-                self._initializer_op = state_ops.assign(
-                    self._variable, self._initial_value, validate_shape=validate_shape,
-                    name="Assign").op
-                self._snapshot = array_ops.identity(self._variable, name="read")
+                initializer_ops = graph.get_operations()[ops_before:]
+                init_shape = self._initial_value.shape
+                if shape is not None:
+                    var_shape = _as_shape(shape)
+                elif validate_shape:
+                    if not init_shape.is_fully_defined():
+                        raise ValueError(f"initial_value must have a shape specified: "
+                                         f"{self._initial_value} (or pass validate_shape=False)")
+                    var_shape = init_shape
+                else:
+                    var_shape = _as_shape(None)
+                self._variable = state_ops.variable_op_v2(var_shape, self._initial_value.dtype,
+                                                          name=scope)
+                if callable(initial_value):
+                    # Ops computing the initial value run where the variable lives (as TF 1.x
+                    # does through an attr scope): a random initializer must not make a parameter
+                    # server pull its whole initial value from a worker.
+                    for op in initializer_ops:
+                        op._set_attr("_class", [f"loc:@{self._variable.op.name}"])
+                        op._set_device(self._variable.device)
+                with graph.colocate_with(self._variable.op):
+                    self._initializer_op = state_ops.assign(
+                        self._variable, self._initial_value, validate_shape=validate_shape,
+                        name="Assign").op
+                if caching_device is None:
+                    with graph.colocate_with(self._variable.op):
+                        self._snapshot = array_ops.identity(self._variable, name="read")
+                else:  # reads are cached where the caller asked (a worker reading a ps variable)
+                    with graph.device(caching_device):
+                        self._snapshot = array_ops.identity(self._variable, name="read")
         self._caching_device = caching_device
         graph.add_to_collections(collections, self)
 
