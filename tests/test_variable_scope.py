@@ -470,6 +470,26 @@ def test_graph_seed_makes_unseeded_initializers_deterministic():
     np.testing.assert_array_equal(results[0][1], results[1][1])
 
 
+@pytest.mark.parametrize("initializer", [
+    tf.zeros_initializer(dtype=tf.int32),
+    tf.constant_initializer([1.0, 2.0]),
+    tf.random_uniform_initializer(-1.0, 2.0, seed=3),
+    tf.random_normal_initializer(1.0, 0.5, seed=3),
+    tf.truncated_normal_initializer(0.0, 2.0, seed=3),
+    tf.variance_scaling_initializer(2.0, "fan_out", "uniform", seed=3),
+    tf.glorot_normal_initializer(seed=3, dtype=tf.float64),
+], ids=lambda init: type(init).__name__)
+def test_get_config_round_trip(initializer):
+    config = initializer.get_config()
+    assert isinstance(config["dtype"], str)
+    clone = type(initializer).from_config(config)
+    assert clone.get_config() == config
+    first, second = initializer([3, 4]), clone([3, 4])
+    assert first.dtype == second.dtype
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(*sess.run([first, second]))
+
+
 def test_float16_initializers():
     value = sample(tf.random_normal_initializer(seed=1), [1000], tf.float16)
     assert value.dtype == np.float16 and abs(float(value.std()) - 1.0) < 0.1

@@ -13,6 +13,9 @@ from tensorweave.ops import array_ops, random_ops
 
 
 class Initializer:
+    # Constructor arguments, as attributes: get_config/from_config serialize an initializer.
+    _CONFIG = ("dtype",)
+
     def __init__(self, dtype=dtypes.float32):
         self.dtype = dtypes.as_dtype(dtype)
 
@@ -20,7 +23,14 @@ class Initializer:
         raise NotImplementedError
 
     def get_config(self):
-        return {}
+        config = {key: getattr(self, key) for key in self._CONFIG}
+        if "dtype" in config:
+            config["dtype"] = config["dtype"].name
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
 
     def _dtype(self, dtype):
         return dtypes.as_dtype(dtype) if dtype is not None else self.dtype
@@ -37,6 +47,8 @@ class Ones(Initializer):
 
 
 class Constant(Initializer):
+    _CONFIG = ("value", "dtype", "verify_shape")
+
     def __init__(self, value=0, dtype=dtypes.float32, verify_shape=False):
         super().__init__(dtype)
         self.value = value
@@ -49,6 +61,8 @@ class Constant(Initializer):
 
 
 class RandomUniform(Initializer):
+    _CONFIG = ("minval", "maxval", "seed", "dtype")
+
     def __init__(self, minval=0.0, maxval=None, seed=None, dtype=dtypes.float32):
         super().__init__(dtype)
         self.minval, self.maxval, self.seed = minval, maxval, seed
@@ -60,6 +74,8 @@ class RandomUniform(Initializer):
 
 
 class RandomNormal(Initializer):
+    _CONFIG = ("mean", "stddev", "seed", "dtype")
+
     def __init__(self, mean=0.0, stddev=1.0, seed=None, dtype=dtypes.float32):
         super().__init__(dtype)
         self.mean, self.stddev, self.seed = mean, stddev, seed
@@ -70,6 +86,8 @@ class RandomNormal(Initializer):
 
 
 class TruncatedNormal(Initializer):
+    _CONFIG = ("mean", "stddev", "seed", "dtype")
+
     def __init__(self, mean=0.0, stddev=1.0, seed=None, dtype=dtypes.float32):
         super().__init__(dtype)
         self.mean, self.stddev, self.seed = mean, stddev, seed
@@ -91,6 +109,8 @@ def _fans(shape):
 
 class VarianceScaling(Initializer):
     """Samples with variance scale / n, n = fan_in, fan_out or their mean."""
+
+    _CONFIG = ("scale", "mode", "distribution", "seed", "dtype")
 
     def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None,
                  dtype=dtypes.float32):
@@ -123,11 +143,15 @@ class VarianceScaling(Initializer):
 
 
 class GlorotUniform(VarianceScaling):
+    _CONFIG = ("seed", "dtype")
+
     def __init__(self, seed=None, dtype=dtypes.float32):
         super().__init__(1.0, "fan_avg", "uniform", seed, dtype)
 
 
 class GlorotNormal(VarianceScaling):
+    _CONFIG = ("seed", "dtype")
+
     def __init__(self, seed=None, dtype=dtypes.float32):
         super().__init__(1.0, "fan_avg", "truncated_normal", seed, dtype)
 
