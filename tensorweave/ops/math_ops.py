@@ -666,20 +666,22 @@ register_gradient("Min")(_extremum_grad)
 
 @register_gradient("Prod")
 def _prod_grad(op, grad):
-    # Product of all other elements, computed without dividing (correct with zeros):
-    # exclusive cumulative products from both sides would be needed for that in general; for
-    # now prod/x where x != 0 and the explicit product of the others where x == 0.
-    x = op.inputs[0]
-    y_kept = array_ops.reshape(op.outputs[0], _kept_shape(op))
+    # d(prod)/dx_i is the product of the other elements: y / x_i where x_i != 0. Where x_i == 0
+    # it is (product of the nonzero elements) * (product of the other zeros), written so that it
+    # also differentiates correctly: 1 * ... with one zero; with two, the other zero (value 0,
+    # derivative the nonzero product) as sum(zeros) - x_i; with more, 0 along with its
+    # derivative. (Second-order rows of the op tests check this numerically.)
+    x, axes = op.inputs
     nonzero = not_equal(x, 0)
-    safe_x = select(nonzero, x, array_ops.ones_like(x))
-    others_nonzero = _broadcast_back(op, reduce_prod(safe_x, op.inputs[1]))
-    zero_count = array_ops.reshape(reduce_sum(cast(logical_not(nonzero), x.dtype), op.inputs[1]),
-                                   _kept_shape(op))
-    # y / x where x != 0; where x == 0, the product of the others (nonzero only if x is the only 0)
-    dense = select(nonzero, broadcast_to(y_kept, array_ops.shape(x)) / safe_x,
-                   select(equal(broadcast_to(zero_count, array_ops.shape(x)), 1),
-                          others_nonzero, array_ops.zeros_like(x)))
+    zeros, ones = array_ops.zeros_like(x), array_ops.ones_like(x)
+    safe_x = select(nonzero, x, ones)
+    nonzero_product = _broadcast_back(op, reduce_prod(safe_x, axes))
+    zero_count = _broadcast_back(op, reduce_sum(cast(logical_not(nonzero), x.dtype), axes))
+    other_zeros = _broadcast_back(op, reduce_sum(select(nonzero, zeros, x), axes)) - x
+    zero_factor = select(equal(zero_count, 1), ones,
+                         select(equal(zero_count, 2), other_zeros, zeros))
+    dense = select(nonzero, _broadcast_back(op, op.outputs[0]) / safe_x,
+                   nonzero_product * zero_factor)
     return [dense * _broadcast_back(op, grad), None]
 
 
