@@ -3,3 +3,9 @@ from tensorweave.ops.nn_ops import (relu, softmax, log_softmax, sigmoid, tanh,  
                                     softmax_cross_entropy_with_logits,
                                     softmax_cross_entropy_with_logits_v2,
                                     sparse_softmax_cross_entropy_with_logits, l2_loss)
+from tensorweave.ops.conv_ops import (conv2d, conv2d_backprop_input,  # noqa: F401
+                                      conv2d_backprop_filter, conv2d_transpose,
+                                      depthwise_conv2d, depthwise_conv2d_native,
+                                      depthwise_conv2d_native_backprop_input,
+                                      depthwise_conv2d_native_backprop_filter, max_pool,
+                                      max_pool2d, avg_pool, avg_pool2d, bias_add)
