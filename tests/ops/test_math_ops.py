@@ -50,6 +50,8 @@ UNARY_CASES += [
     # Large |x|: the kernel must not overflow exp(-x) (nor warn, nor produce NaN).
     OpCase("sigmoid_saturated", {"Sigmoid"}, tf.sigmoid, _sigmoid, (Floats((8,), -80, 80),),
            ALL_FLOATS),
+    OpCase("round_half_to_even", {"Round"}, tf.round, np.round,
+           (Fixed([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5]),), ALL_FLOATS),
     OpCase("neg_operator", {"Neg"}, lambda x: -x, np.negative, (_WIDE,), REALS),
     OpCase("abs_operator", {"Abs"}, lambda x: abs(x), np.abs, (_WIDE,), REALS),
 ]
@@ -117,6 +119,9 @@ BINARY_CASES += [
     OpCase("truediv_int", {"Cast", "RealDiv"}, tf.truediv,
            lambda x, y: np.true_divide(x, y), (Floats((2, 3), -5, 5), Floats((2, 3), 1, 5)),
            INTS, out_dtype=np.float64),
+    OpCase("truediv_small_int", {"Cast", "RealDiv"}, tf.truediv,
+           lambda x, y: np.true_divide(x, y), (Floats((2, 3), -5, 5), Floats((2, 3), 1, 5)),
+           (np.int8, np.int16), out_dtype=np.float32),
     OpCase("truediv_float", {"RealDiv"}, tf.truediv, np.true_divide,
            (Floats((3, 1)), Floats((4,), 0.5, 2)), FLOATS, grad=2),
     OpCase("div_int_is_floordiv", {"FloorDiv"}, tf.div, np.floor_divide,
