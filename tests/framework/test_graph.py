@@ -244,6 +244,20 @@ def test_device_function_inside_string_scope_is_filled_by_it(graph):
     assert b.device == "/job:worker/task:0/device:CPU:0"
 
 
+def test_merging_device_function_keeps_inner_fields(graph):
+    """The replica_device_setter pattern: a function that fills only what the op leaves unset."""
+    def to_parameter_server(op):
+        spec = tf.DeviceSpec.from_string("/job:ps/task:0/device:CPU:0")
+        return spec.merge_from(op.device)  # a DeviceSpec result is accepted too
+
+    with tf.device(to_parameter_server):
+        plain = tf.constant(0.0)
+        with tf.device("/job:worker/gpu:1"):
+            pinned = tf.constant(0.0)
+    assert plain.device == "/job:ps/task:0/device:CPU:0"
+    assert pinned.device == "/job:worker/task:0/device:GPU:1"
+
+
 # --- colocation ----------------------------------------------------------------------------------
 def test_colocate_with_sets_class_attr_and_copies_device(graph):
     with tf.device("/job:ps/task:0/cpu:0"):
