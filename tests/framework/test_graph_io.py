@@ -7,6 +7,8 @@ import tensorweave as tf
 from tensorweave.framework import graph_io
 from tensorweave.framework import op_def
 
+# The MLP names cluster devices; a local session runs it by soft-placing them on its CPU.
+SOFT = tf.ConfigProto(allow_soft_placement=True)
 RNG = np.random.default_rng(7)
 W1 = RNG.standard_normal((4, 5)).astype(np.float32)
 W2 = RNG.standard_normal((5, 3)).astype(np.float32)
@@ -84,7 +86,7 @@ def test_round_trip_with_prefix_remaps_names_inputs_and_colocation(graph):
 
 def test_imported_graph_computes_the_same_values(graph):
     x, bias, probs, squeezed, labels = build_mlp()
-    with tf.Session() as sess:
+    with tf.Session(config=SOFT) as sess:
         sess.run(tf.global_variables_initializer())
         expected = sess.run([probs, squeezed, labels, bias], {x: X})
     reference = np.maximum(X @ W1 + np.linspace(-1, 1, 5).astype(np.float32), 0) @ W2
@@ -94,7 +96,7 @@ def test_imported_graph_computes_the_same_values(graph):
     data = graph.as_graph_def().SerializeToString()
     with tf.Graph().as_default() as imported:
         tf.import_graph_def(data, name="net")
-        with tf.Session() as sess:
+        with tf.Session(config=SOFT) as sess:
             with pytest.raises(tf.errors.FailedPreconditionError, match="net/bias"):
                 sess.run("net/bias/read:0")
             sess.run("net/bias/Assign")
@@ -121,7 +123,7 @@ def test_input_map_and_return_elements(graph):
         matmul = tf.get_default_graph().get_operation_by_name("m/layer1/MatMul")
         assert matmul.inputs[0] is replacement
         assert probs.shape.as_list() == [2, 3]
-        with tf.Session() as sess:
+        with tf.Session(config=SOFT) as sess:
             sess.run("m/bias/Assign")
             got = sess.run(probs)
         assert got.shape == (2, 3)
