@@ -156,10 +156,10 @@ def check_gradients(fn, inputs, order=1, atol=None, rtol=None, delta=None, stati
     `inputs` are NumPy arrays; floating ones become placeholders (fully shaped when
     `static_shapes` is True, with an unknown first dimension when it is "partial", of unknown
     shape when False) and are differentiated, the others become constants (indices, labels,
-    masks). `fn(*tensors)` returns a tensor or a list of them;
-    non-float outputs are ignored. Also checks that each gradient has its input's dtype and a
-    static shape compatible with it. Raises GradientCheckError naming the input and the order.
-    Returns the largest absolute error seen.
+    masks). `fn(*tensors)` returns a tensor or a list of them; non-float outputs are ignored.
+    Also checks that each gradient has its input's dtype and a static shape compatible with
+    the input's value. Raises GradientCheckError naming the input and the order; returns the
+    largest absolute error seen.
     """
     if order not in (1, 2):
         raise ValueError(f"check_gradients: order must be 1 or 2, got {order}")
@@ -167,111 +167,124 @@ def check_gradients(fn, inputs, order=1, atol=None, rtol=None, delta=None, stati
     diff = [i for i, a in enumerate(arrays) if a.dtype.kind == "f"]
     if not diff:
         raise ValueError("check_gradients: no floating-point input to differentiate")
-    dtype = arrays[diff[0]].dtype
-    default_delta, default_atol, default_rtol = default_tolerance(dtype)
+    default_delta, default_atol, default_rtol = default_tolerance(arrays[diff[0]].dtype)
     delta = default_delta if delta is None else delta
     atol = default_atol if atol is None else atol
     rtol = default_rtol if rtol is None else rtol
-    label = name or getattr(fn, "__name__", "fn")
-    rng = np.random.default_rng(seed)
-
+    label = f"check_gradients({name or getattr(fn, '__name__', 'fn')}), order {order}"
     graph = tf.Graph()
     with graph.as_default():
-        tensors = []
-        for i, array in enumerate(arrays):
-            if i in diff:
-                shape = _placeholder_shape(array.shape, static_shapes)
-                tensors.append(tf.placeholder(tf.as_dtype(array.dtype), shape, name=f"x{i}"))
-            else:
-                tensors.append(tf.constant(array, name=f"c{i}"))
-        xs = [tensors[i] for i in diff]
-        outputs = fn(*tensors)
-        outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
-        outputs = [tf.convert_to_tensor(t) for t in outputs]
-        outputs = [t for t in outputs if t.dtype.is_floating]
-        if not outputs:
-            raise ValueError(f"check_gradients({label}): fn has no floating-point output")
-        weights = [tf.placeholder(t.dtype, t.shape, name=f"w{k}") for k, t in enumerate(outputs)]
-        loss = tf.add_n([tf.reduce_sum(t * w) for t, w in zip(outputs, weights)])
-        grads = _densified(tf.gradients(loss, xs))
-        _check_static(grads, xs, label, 1)
-        target, checked = loss, grads
-        directions = []
-        if order == 2:
-            directions = [tf.placeholder(x.dtype, x.shape, name=f"v{k}") for k, x in enumerate(xs)]
-            terms = [tf.reduce_sum(g * v) for g, v in zip(grads, directions) if g is not None]
-            if not terms:
-                raise GradientCheckError(f"check_gradients({label}): no first-order gradient "
-                                         "to differentiate again")
-            target = tf.add_n(terms)
-            checked = _densified(tf.gradients(target, xs))
-            _check_static(checked, xs, label, 2)
-
+        problem = _GradientProblem(fn, arrays, diff, order, static_shapes, label)
+    rng = np.random.default_rng(seed)
     with tf.Session(graph=graph) as session:
-        base = {x: arrays[i] for x, i in zip(xs, diff)}
-        output_values = session.run(outputs, base)
-        weight_values = [rng.standard_normal(np.shape(v)).astype(v.dtype) for v in output_values]
-        extra = dict(zip(weights, weight_values))
-        extra.update({v: rng.standard_normal(arrays[i].shape).astype(dtype)
-                      for v, i in zip(directions, diff)})
-        present = [g for g in checked if g is not None]
-        symbolic_values = iter(session.run(present, {**base, **extra}))
-        symbolic = [np.zeros(arrays[i].shape) if g is None else
-                    np.asarray(next(symbolic_values), dtype=np.float64)
-                    for g, i in zip(checked, diff)]
-        for g, x, value in zip(checked, xs, symbolic):
-            if g is not None and value.shape != tuple(base[x].shape):
-                raise GradientCheckError(
-                    f"check_gradients({label}), order {order}: gradient of {x.name} has shape "
-                    f"{value.shape} at run time, expected {base[x].shape}")
-        evaluate = session.make_callable(target, feed_list=xs + list(extra))
-        extra_values = list(extra.values())
+        symbolic, evaluate, extra_values = problem.symbolic(session, rng)
         worst = 0.0
-        for k, (x, i) in enumerate(zip(xs, diff)):
-            point = [base[t] for t in xs]
-            numeric = np.zeros(arrays[i].shape)
-            for flat_index in range(arrays[i].size):
-                plus, minus = arrays[i].copy(), arrays[i].copy()
-                plus.flat[flat_index] += delta
-                minus.flat[flat_index] -= delta
-                point[k] = plus
-                f_plus = float(evaluate(*point, *extra_values))
-                point[k] = minus
-                f_minus = float(evaluate(*point, *extra_values))
-                numeric.flat[flat_index] = (f_plus - f_minus) / (2 * delta)
-            point[k] = base[x]
+        for k, i in enumerate(diff):
+            numeric = _central_differences(evaluate, problem.point(), k, extra_values, delta)
             error = np.abs(symbolic[k] - numeric)
             worst = max(worst, float(error.max()) if error.size else 0.0)
             bad = error > atol + rtol * np.abs(numeric)
             if bad.any():
                 raise GradientCheckError(
-                    f"check_gradients({label}), order {order}: gradient with respect to input "
-                    f"{i} ({x.name}, shape {arrays[i].shape}) differs from central differences "
-                    f"at {int(bad.sum())} of {bad.size} elements (max abs error {error.max():.3g},"
-                    f" atol {atol}, rtol {rtol})\nsymbolic:\n{symbolic[k]}\nnumeric:\n{numeric}")
+                    f"{label}: gradient with respect to input {i} ({problem.xs[k].name}, shape "
+                    f"{arrays[i].shape}) differs from central differences at {int(bad.sum())} "
+                    f"of {bad.size} elements (max abs error {error.max():.3g}, atol {atol}, "
+                    f"rtol {rtol})\nsymbolic:\n{symbolic[k]}\nnumeric:\n{numeric}")
     return worst
+
+
+class _GradientProblem:
+    """The graph of one check: placeholders for the float inputs, the scalar target
+    sum(y * w) (order 1) or sum(grad * v) (order 2), and the gradients of that target."""
+
+    def __init__(self, fn, arrays, diff, order, static_shapes, label):
+        self.arrays, self.diff, self.label = arrays, diff, label
+        tensors = [tf.placeholder(tf.as_dtype(a.dtype), _placeholder_shape(a.shape, static_shapes),
+                                  name=f"x{i}") if i in diff else tf.constant(a, name=f"c{i}")
+                   for i, a in enumerate(arrays)]
+        self.xs = [tensors[i] for i in diff]
+        outputs = fn(*tensors)
+        outputs = [tf.convert_to_tensor(t) for t in
+                   (outputs if isinstance(outputs, (list, tuple)) else [outputs])]
+        self.outputs = [t for t in outputs if t.dtype.is_floating]
+        if not self.outputs:
+            raise ValueError(f"{label}: fn has no floating-point output")
+        self.weights = [tf.placeholder(t.dtype, t.shape, name=f"w{k}")
+                        for k, t in enumerate(self.outputs)]
+        self.target = tf.add_n([tf.reduce_sum(t * w) for t, w in zip(self.outputs, self.weights)])
+        self.grads = self._gradients_of_target()
+        self.directions = []
+        if order == 2:
+            self.directions = [tf.placeholder(x.dtype, x.shape, name=f"v{k}")
+                               for k, x in enumerate(self.xs)]
+            terms = [tf.reduce_sum(g * v) for g, v in zip(self.grads, self.directions)
+                     if g is not None]
+            if not terms:
+                raise GradientCheckError(f"{label}: no first-order gradient to differentiate")
+            self.target = tf.add_n(terms)
+            self.grads = self._gradients_of_target()
+
+    def _gradients_of_target(self):
+        grads = [g if g is None or isinstance(g, tf.Tensor) else tf.convert_to_tensor(g)
+                 for g in tf.gradients(self.target, self.xs)]
+        for grad, x, i in zip(grads, self.xs, self.diff):
+            if grad is None:
+                continue
+            if grad.dtype != x.dtype:
+                raise GradientCheckError(f"{self.label}: gradient of {x.name} has dtype "
+                                         f"{grad.dtype.name}, expected {x.dtype.name}")
+            if not grad.shape.is_compatible_with(self.arrays[i].shape):
+                raise GradientCheckError(f"{self.label}: gradient of {x.name} has static shape "
+                                         f"{grad.shape}, incompatible with "
+                                         f"{self.arrays[i].shape}")
+        return grads
+
+    def point(self):
+        return [self.arrays[i] for i in self.diff]
+
+    def symbolic(self, session, rng):
+        """The symbolic gradients' values (float64, zeros where None), a callable evaluating
+        the target at given x values, and the fixed weights/directions it needs."""
+        base = dict(zip(self.xs, self.point()))
+        output_values = session.run(self.outputs, base)
+        extra = {w: rng.standard_normal(np.shape(v)).astype(v.dtype)
+                 for w, v in zip(self.weights, output_values)}
+        extra.update({v: rng.standard_normal(self.arrays[i].shape).astype(self.arrays[i].dtype)
+                      for v, i in zip(self.directions, self.diff)})
+        present = [g for g in self.grads if g is not None]
+        values = iter(session.run(present, {**base, **extra}))
+        symbolic = []
+        for grad, x, i in zip(self.grads, self.xs, self.diff):
+            if grad is None:
+                symbolic.append(np.zeros(self.arrays[i].shape))
+                continue
+            value = np.asarray(next(values))
+            if value.shape != self.arrays[i].shape or value.dtype != self.arrays[i].dtype:
+                raise GradientCheckError(f"{self.label}: gradient of {x.name} is {value.dtype}"
+                                         f"{list(value.shape)} at run time, expected "
+                                         f"{self.arrays[i].dtype}{list(self.arrays[i].shape)}")
+            symbolic.append(value.astype(np.float64))
+        evaluate = session.make_callable(self.target, feed_list=self.xs + list(extra))
+        return symbolic, evaluate, list(extra.values())
+
+
+def _central_differences(evaluate, point, k, extra_values, delta):
+    """d(target)/d(point[k]) by central differences, one element at a time."""
+    point = list(point)
+    base = point[k]
+    numeric = np.zeros(base.shape)
+    for flat_index in range(base.size):
+        values = []
+        for step in (delta, -delta):
+            moved = base.copy()
+            moved.flat[flat_index] += step
+            point[k] = moved
+            values.append(float(evaluate(*point, *extra_values)))
+        numeric.flat[flat_index] = (values[0] - values[1]) / (2 * delta)
+    return numeric
 
 
 def _placeholder_shape(shape, static_shapes):
     if static_shapes == "partial":  # the batch dimension unknown, as in [None, 784] inputs
         return (None,) + tuple(shape[1:]) if len(shape) else ()
     return tuple(shape) if static_shapes else None
-
-
-def _densified(grads):
-    return [g if g is None or isinstance(g, tf.Tensor) else tf.convert_to_tensor(g)
-            for g in grads]
-
-
-def _check_static(grads, xs, label, order):
-    for grad, x in zip(grads, xs):
-        if grad is None:
-            continue
-        if grad.dtype != x.dtype:
-            raise GradientCheckError(f"check_gradients({label}), order {order}: gradient of "
-                                     f"{x.name} has dtype {grad.dtype.name}, expected "
-                                     f"{x.dtype.name}")
-        if not grad.shape.is_compatible_with(x.shape):
-            raise GradientCheckError(f"check_gradients({label}), order {order}: gradient of "
-                                     f"{x.name} has static shape {grad.shape}, incompatible "
-                                     f"with {x.shape}")
