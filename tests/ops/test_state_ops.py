@@ -13,7 +13,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.ops import state_ops
 
-from .op_harness import ALL_FLOATS, FLOATS, INTS, Fixed, Floats, Ints, rng_for
+from .op_harness import ALL_FLOATS, INTS, Fixed, Floats, Ints, rng_for
 
 REALS = ALL_FLOATS + INTS
 

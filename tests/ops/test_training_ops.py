@@ -14,6 +14,8 @@ import tensorweave as tf
 from tensorweave.kernels import registry as kernel_registry
 from tensorweave.ops import training_ops
 
+from .op_harness import rng_for
+
 STEPS = 4
 SHAPE = (3, 2)
 
@@ -26,7 +28,6 @@ class ApplyCase:
     hyper: dict           # hyper-parameter name -> value (beta powers are per step, see below)
     reference: object
     attrs: dict = field(default_factory=dict)
-    slot_init: object = None  # fn(rng, shape) -> initial slot value (default: positive values)
 
 
 def _hyper_at(case, step):
@@ -80,10 +81,6 @@ def _centered_rmsprop(var, slots, h, g):
     return var - mom, {"mg": mg, "ms": ms, "mom": mom}
 
 
-def _zero_mg(rng, shape):
-    return np.zeros(shape)
-
-
 ADAM_HYPER = {"beta1_power": None, "beta2_power": None, "lr": 0.1, "beta1": 0.9,
               "beta2": 0.999, "epsilon": 1e-3}
 RMS_HYPER = {"lr": 0.05, "rho": 0.9, "momentum": 0.5, "epsilon": 1e-2}
@@ -118,10 +115,9 @@ def _initial(case, rng, dtype):
     var = rng.uniform(-1, 1, SHAPE)
     slots = {}
     for name in case.slots:
-        if name == "mg":
-            slots[name] = _zero_mg(rng, SHAPE)
-        else:
-            slots[name] = rng.uniform(0.1, 0.5, SHAPE)
+        # mg (the centered RMSProp mean) starts at zero, as the optimizer creates it; other
+        # slots start positive so that square roots of accumulators are defined.
+        slots[name] = np.zeros(SHAPE) if name == "mg" else rng.uniform(0.1, 0.5, SHAPE)
     return var.astype(dtype), {k: v.astype(dtype) for k, v in slots.items()}
 
 
@@ -132,7 +128,7 @@ def _params():
 
 @pytest.mark.parametrize("case,dtype", _params())
 def test_update_matches_numpy_for_several_steps(case, dtype):
-    rng = np.random.default_rng(abs(hash(case.name)) % 2**32)
+    rng = rng_for(case.name, dtype.name)
     var_value, slot_values = _initial(case, rng, dtype)
     tf_dtype = tf.as_dtype(dtype)
     with tf.Graph().as_default():
