@@ -124,7 +124,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 raise ValueError(f"Gradient of {op.type} returned {len(in_grads)} values for "
                                  f"{len(op.inputs)} inputs")
             for tensor, grad in zip(op.inputs, in_grads):
-                if grad is None or tensor in stop:
+                # A stop tensor still receives its gradient (it may be one of xs); the op that
+                # produced it is skipped above, so nothing flows beyond it.
+                if grad is None:
                     continue
                 if not _is_differentiable_dtype(tensor.dtype):
                     continue
