@@ -9,3 +9,9 @@ from tensorweave.ops.conv_ops import (conv2d, conv2d_backprop_input,  # noqa: F4
                                       depthwise_conv2d_native_backprop_input,
                                       depthwise_conv2d_native_backprop_filter, max_pool,
                                       max_pool2d, avg_pool, avg_pool2d, bias_add)
+from tensorweave.ops.activation_ops import relu6, elu, selu, softplus, leaky_relu  # noqa: F401
+from tensorweave.ops.nn_impl import (dropout, moments, batch_normalization,  # noqa: F401
+                                     fused_batch_norm, l2_normalize, softsign, xw_plus_b,
+                                     sigmoid_cross_entropy_with_logits,
+                                     weighted_cross_entropy_with_logits, in_top_k,
+                                     embedding_lookup)

@@ -36,7 +36,12 @@ app flags logging nn train errors math initializers random compat dtypes
 
 SUBMODULES = {
     "nn": "relu softmax log_softmax sigmoid tanh softmax_cross_entropy_with_logits "
-          "softmax_cross_entropy_with_logits_v2 sparse_softmax_cross_entropy_with_logits l2_loss",
+          "softmax_cross_entropy_with_logits_v2 sparse_softmax_cross_entropy_with_logits l2_loss "
+          "conv2d conv2d_transpose conv2d_backprop_input conv2d_backprop_filter depthwise_conv2d "
+          "depthwise_conv2d_native max_pool max_pool2d avg_pool avg_pool2d bias_add relu6 elu "
+          "selu softplus softsign leaky_relu dropout moments batch_normalization "
+          "fused_batch_norm l2_normalize sigmoid_cross_entropy_with_logits "
+          "weighted_cross_entropy_with_logits in_top_k embedding_lookup xw_plus_b",
     "train": "Optimizer GradientDescentOptimizer MomentumOptimizer AdamOptimizer AdagradOptimizer "
              "RMSPropOptimizer get_global_step get_or_create_global_step create_global_step "
              "global_step exponential_decay piecewise_constant",

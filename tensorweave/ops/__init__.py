@@ -4,4 +4,4 @@ test checks each registered op has a kernel, a gradient decision and a test row)
 from tensorweave.ops import (array_ops, control_flow_ops, math_ops, nn_ops,  # noqa: F401
                              random_ops, state_ops, training_ops, variables, variable_scope,
                              init_ops)
-from tensorweave.ops import conv_ops  # noqa: F401
+from tensorweave.ops import activation_ops, conv_ops, nn_impl  # noqa: F401
