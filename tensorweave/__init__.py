@@ -67,6 +67,9 @@ from tensorweave.runtime.config import (ConfigProto, RunOptions, RunMetadata,  #
 from tensorweave import kernels as _kernels  # noqa: F401 - registers every kernel
 from tensorweave import (app, compat, errors, flags, initializers, logging, math,  # noqa: F401
                          nn, random, train, dtypes)
+from tensorweave.ops.parsing_ops import (FixedLenFeature, VarLenFeature,  # noqa: F401
+                                         parse_single_example, parse_example, decode_raw)
+from tensorweave import data, io, python_io  # noqa: F401
 
 __version__ = "0.1.0"
 newaxis = None

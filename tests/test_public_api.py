@@ -32,6 +32,7 @@ variance_scaling_initializer
 gradients hessians import_graph_def make_tensor_proto make_ndarray
 disable_v2_behavior disable_eager_execution
 app flags logging nn train errors math initializers random compat dtypes
+data io python_io FixedLenFeature VarLenFeature parse_single_example parse_example decode_raw
 """.split()
 
 SUBMODULES = {
@@ -44,12 +45,18 @@ SUBMODULES = {
           "weighted_cross_entropy_with_logits in_top_k embedding_lookup xw_plus_b",
     "train": "Optimizer GradientDescentOptimizer MomentumOptimizer AdamOptimizer AdagradOptimizer "
              "RMSPropOptimizer get_global_step get_or_create_global_step create_global_step "
-             "global_step exponential_decay piecewise_constant",
+             "global_step exponential_decay piecewise_constant "
+             "Example Features Feature BytesList FloatList Int64List SequenceExample",
     "errors": "OpError CancelledError UnknownError InvalidArgumentError DeadlineExceededError "
               "NotFoundError AlreadyExistsError PermissionDeniedError ResourceExhaustedError "
               "FailedPreconditionError AbortedError OutOfRangeError UnimplementedError "
               "InternalError UnavailableError DataLossError",
     "app": "run flags",
+    "data": "Dataset Iterator TFRecordDataset TensorSpec make_one_shot_iterator "
+            "make_initializable_iterator AUTOTUNE experimental",
+    "io": "TFRecordWriter TFRecordOptions tf_record_iterator FixedLenFeature VarLenFeature "
+          "parse_single_example parse_example decode_raw",
+    "python_io": "TFRecordWriter TFRecordOptions TFRecordCompressionType tf_record_iterator",
     "flags": "FLAGS DEFINE_string DEFINE_integer DEFINE_float DEFINE_boolean DEFINE_bool",
     "logging": "set_verbosity info warn warning error fatal debug DEBUG INFO WARN ERROR FATAL",
 }

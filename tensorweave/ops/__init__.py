@@ -5,3 +5,4 @@ from tensorweave.ops import (array_ops, control_flow_ops, math_ops, nn_ops,  # n
                              random_ops, state_ops, training_ops, variables, variable_scope,
                              init_ops)
 from tensorweave.ops import activation_ops, conv_ops, nn_impl  # noqa: F401
+from tensorweave.ops import dataset_ops, parsing_ops  # noqa: F401

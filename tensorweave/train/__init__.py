@@ -11,3 +11,7 @@ from tensorweave.train.training_util import (get_global_step, create_global_step
 from tensorweave.train.learning_rate_decay import (exponential_decay,  # noqa: F401
                                                    piecewise_constant, inverse_time_decay,
                                                    polynomial_decay)
+from tensorweave.framework.protos.example_pb2 import (Example, SequenceExample,  # noqa: F401
+                                                      Features, Feature, FeatureList,
+                                                      FeatureLists, BytesList, FloatList,
+                                                      Int64List)

@@ -1,0 +1,422 @@
+"""Unary transformations: map, filter, interleave, shuffle, repeat, take, skip, shard, cache.
+
+Transformations that only choose or reorder elements (shuffle, repeat, take, skip, shard) also
+work on *index plans* (dataset.py): over sliced arrays they pass row indices instead of elements,
+and batching then gathers rows in one step. Both paths draw the same random numbers, so the
+order does not depend on which one runs.
+"""
+import itertools
+import os
+
+import numpy as np
+
+from tensorweave.framework import dtypes
+from tensorweave.framework import random_seed
+from tensorweave.data import structure
+from tensorweave.data.dataset import AUTOTUNE, Dataset
+from tensorweave.data.functions import StructuredFunction
+from tensorweave.data import pool
+
+
+class MapDataset(Dataset):
+    """`map_func` applied to every element; with num_parallel_calls, on a thread pool, keeping
+    the input order."""
+
+    def __init__(self, input_dataset, map_func, num_parallel_calls=None):
+        self._fn = StructuredFunction(map_func, input_dataset.element_spec, "map")
+        super().__init__([input_dataset], self._fn.output_spec)
+        if num_parallel_calls == AUTOTUNE:
+            num_parallel_calls = os.cpu_count() or 2
+        if num_parallel_calls is not None and int(num_parallel_calls) < 1:
+            raise ValueError(f"map(): num_parallel_calls must be >= 1 or AUTOTUNE, got "
+                             f"{num_parallel_calls}")
+        self._parallelism = int(num_parallel_calls or 1)
+
+    def _elements(self, ctx):
+        source = self._inputs[0]._elements(ctx)
+        if self._parallelism > 1:
+            yield from pool.ordered_map(self._fn, source, self._parallelism)
+            return
+        fn = self._fn
+        try:
+            for element in source:
+                yield fn(element)
+        finally:
+            source.close()
+
+    def _batches(self, ctx, batch_size, drop_remainder):
+        """Batch first, then map once per batch, when the function is elementwise."""
+        if not self._fn.vectorizable:
+            return None
+        from tensorweave.data import batching
+        child = self._inputs[0]
+        inner = child._batches(ctx, batch_size, drop_remainder)
+        if inner is None:
+            inner = batching.stacked_batches(child._elements(ctx), batch_size, drop_remainder)
+        return _mapped(self._fn.call_batched, inner)
+
+
+def _mapped(fn, source):
+    try:
+        for item in source:
+            yield fn(item)
+    finally:
+        source.close()
+
+
+class FilterDataset(Dataset):
+    """The elements for which `predicate` is True (it must return a scalar bool)."""
+
+    def __init__(self, input_dataset, predicate):
+        self._fn = StructuredFunction(predicate, input_dataset.element_spec, "filter")
+        out = self._fn.output_spec
+        if structure.is_nested(out) or out.dtype != dtypes.bool or (
+                out.shape.ndims not in (None, 0)):
+            raise TypeError(f"filter(): the predicate must return a scalar bool tensor, got {out}")
+        super().__init__([input_dataset], input_dataset.element_spec)
+
+    def _elements(self, ctx):
+        source = self._inputs[0]._elements(ctx)
+        fn = self._fn
+        try:
+            for element in source:
+                if fn(element)[0]:
+                    yield element
+        finally:
+            source.close()
+
+
+class InterleaveDataset(Dataset):
+    """Maps each element to a dataset and cycles through `cycle_length` of them at a time,
+    taking `block_length` consecutive elements from each. Slots are filled when the cycle
+    reaches them; when a slot's dataset ends the cycle moves on, and the slot takes the next
+    input element's dataset when the cycle comes back to it. Runs sequentially:
+    num_parallel_calls is accepted for compatibility."""
+
+    def __init__(self, input_dataset, map_func, cycle_length=AUTOTUNE, block_length=1):
+        self._fn = StructuredFunction(map_func, input_dataset.element_spec, "interleave",
+                                      returns_dataset=True)
+        super().__init__([input_dataset], self._fn.output_spec)
+        self._cycle_length = self._param(cycle_length)
+        self._block_length = self._param(block_length)
+
+    def _open(self, element, ctx):
+        from tensorweave.data.dataset import IterationContext
+        dataset, values = self._fn(element)
+        inner = IterationContext(dict(zip(map(id, dataset._captures()), values)))
+        inner.state = ctx.state
+        return dataset._elements(inner)
+
+    def _elements(self, ctx):
+        cycle_length = int(ctx.value(self._cycle_length))
+        if cycle_length == AUTOTUNE:
+            cycle_length = os.cpu_count() or 2
+        block_length = int(ctx.value(self._block_length))
+        if cycle_length < 1 or block_length < 1:
+            raise ValueError(f"interleave(): cycle_length ({cycle_length}) and block_length "
+                             f"({block_length}) must be positive")
+        source = self._inputs[0]._elements(ctx)
+        try:
+            yield from interleave_streams((self._open(element, ctx) for element in source),
+                                          cycle_length, block_length)
+        finally:
+            source.close()
+
+
+def interleave_streams(streams, cycle_length, block_length):
+    """The cycle rule of InterleaveDataset over `streams`, an iterator of element iterators
+    that is advanced only when the cycle reaches an empty slot."""
+    slots = [None] * cycle_length
+    num_open, position, taken, end_of_input = 0, 0, 0, False
+    try:
+        while num_open or not end_of_input:
+            current = slots[position]
+            if current is not None:
+                item = next(current, _END)
+                if item is not _END:
+                    taken += 1
+                    if taken == block_length:
+                        taken, position = 0, (position + 1) % cycle_length
+                    yield item
+                    continue
+                current.close()
+                slots[position] = None
+                num_open -= 1
+                taken, position = 0, (position + 1) % cycle_length
+            elif not end_of_input:
+                stream = next(streams, _END)
+                if stream is _END:
+                    end_of_input = True
+                else:
+                    slots[position] = stream
+                    num_open += 1
+            else:
+                taken, position = 0, (position + 1) % cycle_length
+    finally:
+        for slot in slots:
+            if slot is not None:
+                slot.close()
+
+
+_END = object()
+
+
+class ShuffleDataset(Dataset):
+    """Fills a buffer with `buffer_size` elements and outputs one picked uniformly at random,
+    replacing it with the next input element.
+
+    Randomness: the n-th pick of an epoch takes position floor(u * len(buffer)), u being the
+    generator's n-th `random()` draw; the generator is `np.random.default_rng([graph seed, op
+    seed, epoch])` with the seeds of `tf.set_random_seed`/`seed` (fresh entropy without both).
+    `epoch` counts the times this dataset has been iterated in one iterator instantiation when
+    `reshuffle_each_iteration`, else it is always 0 (every epoch in the same order).
+    """
+
+    def __init__(self, input_dataset, buffer_size, seed=None, reshuffle_each_iteration=True):
+        super().__init__([input_dataset], input_dataset.element_spec)
+        self._buffer_size = self._param(buffer_size)
+        static = self._static_int(self._buffer_size)
+        if static is not None and static < 1:
+            raise ValueError(f"shuffle(): buffer_size must be >= 1, got {static}")
+        graph_seed, op_seed = random_seed.get_seed(None if seed is None else int(seed))
+        self._seeds = None if graph_seed is None else (graph_seed & 0xFFFFFFFF,
+                                                        op_seed & 0xFFFFFFFF)
+        self._reshuffle = bool(reshuffle_each_iteration)
+
+    def _generator(self, ctx):
+        key = ("shuffle", id(self))
+        epoch = ctx.state.get(key, 0)
+        if self._reshuffle:
+            ctx.state[key] = epoch + 1
+        seeds = self._seeds
+        if seeds is None:
+            seeds = ctx.state.setdefault(("shuffle-seed", id(self)), tuple(
+                int(s) for s in np.random.SeedSequence().generate_state(2)))
+        return np.random.default_rng([seeds[0], seeds[1], epoch])
+
+    def _elements(self, ctx):
+        source = self._inputs[0]._elements(ctx)
+        try:
+            yield from shuffled(source, int(ctx.value(self._buffer_size)), self._generator(ctx))
+        finally:
+            source.close()
+
+    def _index_plan(self, ctx):
+        plan = self._inputs[0]._index_plan(ctx)
+        if plan is None:
+            return None
+        arrays, indices = plan
+        return arrays, shuffled(indices, int(ctx.value(self._buffer_size)),
+                                self._generator(ctx))
+
+
+def shuffled(items, buffer_size, rng):
+    """The buffered shuffle of `items` (see ShuffleDataset for the exact draws)."""
+    if buffer_size < 1:
+        raise ValueError(f"shuffle(): buffer_size must be >= 1, got {buffer_size}")
+    draws = _Draws(rng)
+    buffer = list(itertools.islice(items, buffer_size))
+    for item in items:
+        position = int(draws.next() * len(buffer))
+        out = buffer[position]
+        buffer[position] = item
+        yield out
+    while buffer:
+        position = int(draws.next() * len(buffer))
+        out = buffer[position]
+        buffer[position] = buffer[-1]
+        buffer.pop()
+        yield out
+
+
+class _Draws:
+    """Uniform draws taken from the generator in blocks (one NumPy call per 1024 draws)."""
+
+    __slots__ = ("_rng", "_block", "_next")
+
+    def __init__(self, rng):
+        self._rng, self._block, self._next = rng, (), 0
+
+    def next(self):
+        if self._next == len(self._block):
+            self._block, self._next = self._rng.random(1024).tolist(), 0
+        value = self._block[self._next]
+        self._next += 1
+        return value
+
+
+class RepeatDataset(Dataset):
+    """The input `count` times (forever for None or -1). A repetition that yields nothing ends
+    it, so repeating an empty dataset forever terminates."""
+
+    def __init__(self, input_dataset, count=None):
+        super().__init__([input_dataset], input_dataset.element_spec)
+        self._count = self._param(-1 if count is None else count)
+
+    def _epochs(self, ctx):
+        count = int(ctx.value(self._count))
+        return itertools.count() if count < 0 else range(count)
+
+    def _elements(self, ctx):
+        for _ in self._epochs(ctx):
+            produced = False
+            source = self._inputs[0]._elements(ctx)
+            try:
+                for element in source:
+                    produced = True
+                    yield element
+            finally:
+                source.close()
+            if not produced:
+                return
+
+    def _index_plan(self, ctx):
+        epochs = iter(self._epochs(ctx))
+        first = self._inputs[0]._index_plan(ctx)
+        if first is None:
+            return None
+        arrays, indices = first
+        if next(epochs, None) is None:  # repeat(0)
+            return arrays, iter(())
+
+        def chained():
+            stream = indices
+            while True:
+                produced = False
+                for index in stream:
+                    produced = True
+                    yield index
+                if not produced or next(epochs, None) is None:
+                    return
+                stream = self._inputs[0]._index_plan(ctx)[1]
+
+        return arrays, chained()
+
+
+class TakeDataset(Dataset):
+    """The first `count` elements (all for -1)."""
+
+    def __init__(self, input_dataset, count):
+        super().__init__([input_dataset], input_dataset.element_spec)
+        self._count = self._param(count)
+
+    def _limit(self, ctx):
+        count = int(ctx.value(self._count))
+        return None if count < 0 else count
+
+    def _elements(self, ctx):
+        source = self._inputs[0]._elements(ctx)
+        try:
+            yield from itertools.islice(source, self._limit(ctx))
+        finally:
+            source.close()
+
+    def _index_plan(self, ctx):
+        plan = self._inputs[0]._index_plan(ctx)
+        return None if plan is None else (plan[0], itertools.islice(plan[1], self._limit(ctx)))
+
+
+class SkipDataset(Dataset):
+    """All but the first `count` elements (none for -1)."""
+
+    def __init__(self, input_dataset, count):
+        super().__init__([input_dataset], input_dataset.element_spec)
+        self._count = self._param(count)
+
+    def _elements(self, ctx):
+        count = int(ctx.value(self._count))
+        if count < 0:
+            return
+        source = self._inputs[0]._elements(ctx)
+        try:
+            yield from itertools.islice(source, count, None)
+        finally:
+            source.close()
+
+    def _index_plan(self, ctx):
+        plan = self._inputs[0]._index_plan(ctx)
+        if plan is None:
+            return None
+        count = int(ctx.value(self._count))
+        return plan[0], (iter(()) if count < 0 else itertools.islice(plan[1], count, None))
+
+
+class ShardDataset(Dataset):
+    """Every `num_shards`-th element starting at `index`: the shards of indices 0..n-1 are
+    disjoint and together hold every element (shard before shuffling for that to hold)."""
+
+    def __init__(self, input_dataset, num_shards, index):
+        super().__init__([input_dataset], input_dataset.element_spec)
+        self._num_shards = self._param(num_shards)
+        self._index = self._param(index)
+        shards, position = self._static_int(self._num_shards), self._static_int(self._index)
+        if shards is not None and position is not None:
+            _check_shard(shards, position)
+
+    def _bounds(self, ctx):
+        shards, position = int(ctx.value(self._num_shards)), int(ctx.value(self._index))
+        _check_shard(shards, position)
+        return shards, position
+
+    def _elements(self, ctx):
+        shards, position = self._bounds(ctx)
+        source = self._inputs[0]._elements(ctx)
+        try:
+            yield from itertools.islice(source, position, None, shards)
+        finally:
+            source.close()
+
+    def _index_plan(self, ctx):
+        plan = self._inputs[0]._index_plan(ctx)
+        if plan is None:
+            return None
+        shards, position = self._bounds(ctx)
+        return plan[0], itertools.islice(plan[1], position, None, shards)
+
+
+def _check_shard(num_shards, index):
+    if num_shards < 1:
+        raise ValueError(f"shard(): num_shards must be >= 1, got {num_shards}")
+    if not 0 <= index < num_shards:
+        raise ValueError(f"shard(): index must be in [0, {num_shards}), got {index}")
+
+
+class CacheDataset(Dataset):
+    """Keeps the elements of the first complete pass and replays them afterwards: in memory
+    (filename '') or in a file. A pass that stops early caches nothing. A pipeline without
+    captured tensors shares its cache across iterators; one with captured tensors (whose
+    values may change at each initialization) caches per initialization."""
+
+    def __init__(self, input_dataset, filename=""):
+        super().__init__([input_dataset], input_dataset.element_spec)
+        self._filename = filename
+        self._memory = None
+
+    def _elements(self, ctx):
+        per_run = bool(self._inputs[0]._captures())
+        if self._filename:
+            from tensorweave.data import readers
+            yield from readers.file_cached(self._inputs[0], ctx, self._filename,
+                                           [s.dtype for s in self._flat_specs()])
+            return
+        cached = ctx.state.get(("cache", id(self))) if per_run else self._memory
+        if cached is not None:
+            yield from cached
+            return
+        recorded = []
+        source = self._inputs[0]._elements(ctx)
+        try:
+            for element in source:
+                recorded.append(element)
+                yield element
+        finally:
+            source.close()
+        if per_run:
+            ctx.state[("cache", id(self))] = recorded
+        else:
+            self._memory = recorded
+
+
+__all__ = ["MapDataset", "FilterDataset", "InterleaveDataset", "ShuffleDataset",
+           "RepeatDataset", "TakeDataset", "SkipDataset", "ShardDataset", "CacheDataset",
+           "shuffled"]
