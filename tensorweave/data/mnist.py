@@ -7,6 +7,7 @@ otherwise the error says which files to put where.
 """
 import gzip
 import hashlib
+import http.client
 import os
 import struct
 import urllib.request
@@ -83,7 +84,7 @@ def _download(data_dir, name):
         try:
             with urllib.request.urlopen(mirror + name, timeout=30) as response:
                 payload = response.read()
-        except OSError as exc:
+        except (OSError, http.client.HTTPException) as exc:  # offline, refused, cut short
             errors.append(f"{mirror}: {exc}")
             continue
         problem = verify_payload(name, payload)
