@@ -1,6 +1,7 @@
 """Random ops. Each op owns its generator, seeded from (graph seed, op seed): the same program
 gives the same numbers, and successive runs of one op give fresh numbers."""
 from tensorweave.framework import dtypes
+from tensorweave.framework import graph as graph_lib
 from tensorweave.framework import random_seed
 from tensorweave.framework import tensor_util
 from tensorweave.framework.constant_op import convert_to_tensor
@@ -45,7 +46,7 @@ def _shape_tensor(shape):
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
     dtype = dtypes.as_dtype(dtype)
-    with array_ops.graph_lib.get_default_graph().name_scope(name or "random_normal") as scope:
+    with graph_lib.get_default_graph().name_scope(name or "random_normal") as scope:
         sample = make_tensor("RandomStandardNormal", [_shape_tensor(shape)],
                              {"dtype": dtype, **_seed_attrs(seed)}, "RandomStandardNormal")
         return _scale_shift(sample, stddev, mean, dtype, scope)
@@ -53,7 +54,7 @@ def random_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
     dtype = dtypes.as_dtype(dtype)
-    with array_ops.graph_lib.get_default_graph().name_scope(name or "truncated_normal") as scope:
+    with graph_lib.get_default_graph().name_scope(name or "truncated_normal") as scope:
         sample = make_tensor("TruncatedNormal", [_shape_tensor(shape)],
                              {"dtype": dtype, **_seed_attrs(seed)}, "TruncatedNormal")
         return _scale_shift(sample, stddev, mean, dtype, scope)
@@ -73,7 +74,7 @@ def _is_const(value, expected):
 
 def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
     dtype = dtypes.as_dtype(dtype)
-    with array_ops.graph_lib.get_default_graph().name_scope(name or "random_uniform") as scope:
+    with graph_lib.get_default_graph().name_scope(name or "random_uniform") as scope:
         if dtype.is_integer:
             if maxval is None:
                 raise ValueError(f"tf.random_uniform: maxval must be given for dtype {dtype.name}")
