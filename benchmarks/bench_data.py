@@ -91,7 +91,7 @@ def _model(kind, x, labels):
     return optimizer.minimize(loss)
 
 
-def make_trainer(kind, images, labels, feed):
+def make_trainer(kind, images, labels, feed, prefetch=2):
     """(session, step function) of one training step fed by feed_dict or by a dataset; each
     trainer has its own graph and session so that the two can alternate in short bursts."""
     graph = tf.Graph()
@@ -106,7 +106,9 @@ def make_trainer(kind, images, labels, feed):
                        for i in range(0, len(flat) - BATCH + 1, BATCH)]
         else:
             dataset = tf.data.Dataset.from_tensor_slices((flat, labels)).map(_scale) \
-                .batch(BATCH, drop_remainder=True).repeat().prefetch(2)
+                .batch(BATCH, drop_remainder=True).repeat()
+            if prefetch:
+                dataset = dataset.prefetch(prefetch)
             x, y = dataset.make_one_shot_iterator().get_next()
             train = _model(kind, x, y)
         sess = tf.Session(graph=graph)
@@ -124,11 +126,13 @@ def make_trainer(kind, images, labels, feed):
 
 
 def burst(step, seconds):
-    count, start = 0, time.perf_counter()
+    """(steps per second, CPU milliseconds per step summed over all threads of the process:
+    the pipeline's background work included, and independent of other processes' load)."""
+    count, start, cpu = 0, time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
         step(count)
         count += 1
-    return count / (time.perf_counter() - start)
+    return count / (time.perf_counter() - start), (time.process_time() - cpu) * 1e3 / count
 
 
 def main():
@@ -136,31 +140,40 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--mnist", default=mnist.default_data_dir())
+    parser.add_argument("--blas-threads", type=int, default=0,
+                        help="limit BLAS threads (needs threadpoolctl); 0 = leave as is")
     args = parser.parse_args()
+    if args.blas_threads:
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(args.blas_threads, user_api="blas")
     images, labels = mnist.load(args.mnist, "t10k")
     labels = labels.astype(np.int64)
     print(f"# {platform.machine()} {platform.python_version()} numpy {np.__version__} "
-          f"cores {os.cpu_count()} OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '-')}")
+          f"cores {os.cpu_count()} OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '-')} "
+          f"blas_threads={args.blas_threads or 'default'} load={os.getloadavg()[0]:.1f}")
     print(f"# pipelines: examples/s into a get_next() loop, median of {args.rounds} rounds")
     for name, make in pipelines(images, labels).items():
         rates = [measure_pipeline(make, args.seconds) for _ in range(args.rounds)]
         print(f"{name:58s} {statistics.median(rates):10,.0f} examples/s")
-    print(f"# training: steps/s, batch {BATCH}, dataset (map+batch+prefetch) vs feed_dict from "
-          f"pre-made batches, alternating bursts of {args.seconds / 3:.2f} s, "
-          f"{args.rounds * 3} of each")
+    print(f"# training: batch {BATCH}, fed by map+batch(+prefetch) or by feed_dict from pre-made "
+          f"batches, alternating bursts of {args.seconds / 3:.2f} s, {args.rounds * 3} of each; "
+          "CPU = all threads of the process")
     for kind in ("softmax", "mlp"):
-        (fed_sess, fed_step), (data_sess, data_step) = (
-            make_trainer(kind, images, labels, True), make_trainer(kind, images, labels, False))
-        fed, streamed = [], []
+        trainers = {"feed_dict": make_trainer(kind, images, labels, True),
+                    "dataset+prefetch": make_trainer(kind, images, labels, False),
+                    "dataset, no prefetch": make_trainer(kind, images, labels, False, 0)}
+        bursts = {name: [] for name in trainers}
         for _ in range(args.rounds * 3):
-            fed.append(burst(fed_step, args.seconds / 3))
-            streamed.append(burst(data_step, args.seconds / 3))
-        fed_sess.close()
-        data_sess.close()
-        ratios = [s / f for s, f in zip(streamed, fed)]
-        print(f"{kind:8s} feed_dict {statistics.median(fed):8.1f}  dataset "
-              f"{statistics.median(streamed):8.1f}  dataset/feed_dict (median of paired "
-              f"bursts) {statistics.median(ratios):5.2f}")
+            for name, (_, step) in trainers.items():
+                bursts[name].append(burst(step, args.seconds / 3))
+        for sess, _ in trainers.values():
+            sess.close()
+        fed = bursts["feed_dict"]
+        for name, measured in bursts.items():
+            ratio = statistics.median(m[0] / f[0] for m, f in zip(measured, fed))
+            print(f"{kind:8s} {name:22s} {statistics.median(m[0] for m in measured):8.1f} "
+                  f"steps/s  {statistics.median(m[1] for m in measured):6.2f} CPU ms/step  "
+                  f"vs feed_dict (median of paired bursts) {ratio:5.2f}")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,21 @@
 
 Loaders of particular datasets (mnist.py) live beside them; `tensorweave.datasets` re-exports
 those.
+
+Limits, by design:
+- A dataset is a Python object. Iterator ops name it by a key in a process-wide registry
+  (kernels/dataset.py), so a GraphDef holding a pipeline imports and runs anywhere in the process
+  that built it, but not in another process: a remote worker builds its own pipeline (as each
+  worker of between-graph replication does). Registered datasets live as long as the process;
+  they reference the arrays they were given, they do not copy them.
+- Iterator handles are strings naming a resource of this process; a handle from another process
+  or of a collected session is a clear error.
+- Functions given to map/filter/interleave are traced into their own graph: they cannot use
+  tensors or variables of the graph that builds the pipeline. Functions that need concrete values
+  run on NumPy arrays instead (functions.py), with outputs of known rank and unknown dimensions.
+- Prefetch and parallel-map threads are daemons; a prefetch thread stops when its iterator is
+  re-initialized or collected with its session. interleave and num_parallel_reads interleave
+  deterministically but read sequentially.
 """
 from tensorweave.data.dataset import AUTOTUNE, Dataset  # noqa: F401
 from tensorweave.data.iterator_ops import (Iterator, make_initializable_iterator,  # noqa: F401

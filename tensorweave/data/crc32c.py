@@ -6,7 +6,8 @@ message into blocks of 256 bytes, compute every block's CRC at once with one tab
 byte position and an XOR reduction, then fold the block values pairwise in a tree: merging a
 left part with a right part of n bytes shifts the left value by n zero bytes, itself a linear
 map applied through four 256-entry tables. A message of n bytes costs O(n) vectorized work and
-O(log n) Python steps (a 3 KB record: ~40 us; a pure-Python byte loop: ~500 us). Short inputs
+O(log n) Python steps (measured: a 3 KB record ~0.1 ms, 1 MB ~14 ms; a pure-Python byte loop
+takes ~0.2 ms per KB). Short inputs
 use the byte loop. If the optional `google_crc32c` package is installed it is used instead.
 """
 import numpy as np
