@@ -74,10 +74,9 @@ def pack_as(template, flat):
     position = [0]
 
     def build(node):
-        if isinstance(node, dict):
+        if isinstance(node, dict):  # leaves come in sorted-key order; keys keep the template's
             built = {key: build(node[key]) for key in sorted(node)}
-            return type(node)((key, built[key]) for key in node) if type(node) is not dict \
-                else {key: built[key] for key in node}
+            return {key: built[key] for key in node}
         if _is_namedtuple(node):
             return type(node)(*[build(item) for item in node])
         if isinstance(node, tuple):
