@@ -65,6 +65,7 @@ from tensorweave.runtime.session import Session, InteractiveSession  # noqa: F40
 from tensorweave.runtime.config import (ConfigProto, RunOptions, RunMetadata,  # noqa: F401
                                         GPUOptions, GraphOptions, OptimizerOptions)
 from tensorweave import kernels as _kernels  # noqa: F401 - registers every kernel
+from tensorweave import layers, losses, metrics  # noqa: F401
 from tensorweave import (app, compat, errors, flags, initializers, logging, math,  # noqa: F401
                          nn, random, train, dtypes)
 from tensorweave.ops.parsing_ops import (FixedLenFeature, VarLenFeature,  # noqa: F401

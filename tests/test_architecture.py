@@ -22,7 +22,7 @@ LAYERS = {
     "ops": 1, "kernels": 1,
     "runtime": 2,
     "distributed": 3, "collective": 3,
-    "train": 4, "data": 4, "summary": 4,
+    "train": 4, "data": 4, "summary": 4, "layers": 4, "losses": 4, "metrics": 4,
     "replicator": 5, "horovod": 5, "mpi": 5,
     "cli": 6,
 }

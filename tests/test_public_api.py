@@ -32,6 +32,7 @@ variance_scaling_initializer
 gradients hessians import_graph_def make_tensor_proto make_ndarray
 disable_v2_behavior disable_eager_execution
 app flags logging nn train errors math initializers random compat dtypes
+layers losses metrics
 data io python_io FixedLenFeature VarLenFeature parse_single_example parse_example decode_raw
 """.split()
 
@@ -43,6 +44,14 @@ SUBMODULES = {
           "selu softplus softsign leaky_relu dropout moments batch_normalization "
           "fused_batch_norm l2_normalize sigmoid_cross_entropy_with_logits "
           "weighted_cross_entropy_with_logits in_top_k embedding_lookup xw_plus_b",
+    "layers": "Layer Dense Conv2D MaxPooling2D AveragePooling2D Flatten Dropout "
+              "BatchNormalization dense conv2d max_pooling2d average_pooling2d flatten dropout "
+              "batch_normalization l1_regularizer l2_regularizer l1_l2_regularizer",
+    "losses": "Reduction compute_weighted_loss softmax_cross_entropy "
+              "sparse_softmax_cross_entropy sigmoid_cross_entropy mean_squared_error "
+              "absolute_difference huber_loss log_loss hinge_loss add_loss get_losses "
+              "get_regularization_losses get_regularization_loss get_total_loss",
+    "metrics": "accuracy mean mean_squared_error mean_absolute_error",
     "train": "Optimizer GradientDescentOptimizer MomentumOptimizer AdamOptimizer AdagradOptimizer "
              "RMSPropOptimizer get_global_step get_or_create_global_step create_global_step "
              "global_step exponential_decay piecewise_constant "

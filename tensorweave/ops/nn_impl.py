@@ -118,7 +118,7 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
             batch_mean, batch_var = moments(x, axes, keep_dims=data_format == "NCHW")
             y = batch_normalization(x, batch_mean, batch_var, per_channel(offset),
                                     per_channel(scale), epsilon)
-            count = _reduced_count(x, axes)
+            count = reduced_count(x, axes)
             corrected = batch_var * (count / math_ops.maximum(count - 1, 1))
             if data_format == "NCHW":
                 batch_mean = array_ops.reshape(batch_mean, [-1])
@@ -133,7 +133,7 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
                                                                              dtype=x.dtype)
 
 
-def _reduced_count(x, axes):
+def reduced_count(x, axes):
     """How many elements each channel's statistics average, as x's dtype."""
     dims = x.shape.as_tuple()
     if dims is not None and all(dims[a] is not None for a in axes):

@@ -1,0 +1,160 @@
+"""The Layer base class: a callable that builds its variables on first call, inside a variable
+scope named after the layer ("dense", "dense_1", ... unless given a name), and records the
+variables, regularisation losses and update ops it made."""
+import re
+
+from tensorweave.framework import graph as graph_lib
+from tensorweave.framework.constant_op import convert_to_tensor
+from tensorweave.framework.graph import GraphKeys
+from tensorweave.ops import variable_scope
+
+
+def _snake_case(name):
+    name = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
+
+
+class Layer:
+    """Subclasses implement `build(input_shape)` (make variables with `add_weight`) and
+    `call(inputs, ...)` (build the ops)."""
+
+    def __init__(self, trainable=True, name=None, dtype=None, activity_regularizer=None,
+                 _reuse=None, _scope=None, **kwargs):
+        unknown = set(kwargs) - {"input_shape", "batch_input_shape", "batch_size", "weights"}
+        if unknown:
+            raise TypeError(f"{type(self).__name__}: unexpected keyword arguments "
+                            f"{sorted(unknown)}")
+        self.trainable = trainable
+        self._name = name
+        self._dtype = dtype
+        self._reuse = _reuse
+        self._scope = None
+        self.activity_regularizer = activity_regularizer
+        self.built = False
+        self._trainable_weights, self._non_trainable_weights = [], []
+        self._losses, self._updates = [], []
+
+    # --- properties ---------------------------------------------------------------------------
+    @property
+    def name(self):
+        return self._name or _snake_case(type(self).__name__)
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def scope_name(self):
+        if self._scope is None:
+            raise ValueError(f"No name available for layer scope: layer {self.name} has not "
+                             "been called yet")
+        return self._scope.name
+
+    @property
+    def trainable_weights(self):
+        return list(self._trainable_weights) if self.trainable else []
+
+    @property
+    def non_trainable_weights(self):
+        if self.trainable:
+            return list(self._non_trainable_weights)
+        return self._trainable_weights + self._non_trainable_weights
+
+    @property
+    def weights(self):
+        return self.trainable_weights + self.non_trainable_weights
+
+    trainable_variables = trainable_weights
+    non_trainable_variables = non_trainable_weights
+    variables = weights
+
+    @property
+    def losses(self):
+        return list(self._losses)
+
+    @property
+    def updates(self):
+        return list(self._updates)
+
+    # --- building -----------------------------------------------------------------------------
+    def add_weight(self, name, shape, dtype=None, initializer=None, regularizer=None,
+                   trainable=True, constraint=None, **kwargs):
+        """A variable of this layer, made (or, under reuse, found) by tf.get_variable; its
+        regularisation loss goes to REGULARIZATION_LOSSES and to `self.losses`."""
+        graph = graph_lib.get_default_graph()
+        before = len(graph.get_collection(GraphKeys.REGULARIZATION_LOSSES))
+        variable = variable_scope.get_variable(
+            name, shape=shape, dtype=dtype or self._dtype, initializer=initializer,
+            regularizer=regularizer, trainable=trainable and self.trainable,
+            constraint=constraint)
+        self._losses.extend(graph.get_collection(GraphKeys.REGULARIZATION_LOSSES)[before:])
+        (self._trainable_weights if trainable else self._non_trainable_weights).append(variable)
+        return variable
+
+    add_variable = add_weight
+
+    def add_update(self, updates):
+        """Records update ops and adds them to GraphKeys.UPDATE_OPS (run them with the train
+        op, e.g. under tf.control_dependencies)."""
+        for update in updates if isinstance(updates, (list, tuple)) else [updates]:
+            self._updates.append(update)
+            graph_lib.add_to_collection(GraphKeys.UPDATE_OPS, update)
+
+    def build(self, input_shape):
+        self.built = True
+
+    def call(self, inputs, **kwargs):
+        return inputs
+
+    def __call__(self, inputs, *args, **kwargs):
+        if self._scope is None:
+            scope = variable_scope.variable_scope(self._name, default_name=self.name,
+                                                  reuse=self._reuse)
+        else:  # called again: the same variables, ops in a fresh name scope of the layer's
+            scope = variable_scope.variable_scope(self._scope, reuse=True)
+        with scope as opened:
+            if self._scope is None:
+                self._scope = opened
+                self._name = opened.name.split("/")[-1]
+            if not isinstance(inputs, (list, tuple)):
+                inputs = convert_to_tensor(inputs)
+                if self._dtype is None:
+                    self._dtype = inputs.dtype if inputs.dtype.is_floating else None
+            if not self.built:
+                self.build(inputs.shape if hasattr(inputs, "shape") else None)
+                self.built = True
+            outputs = self.call(inputs, *args, **kwargs)
+            if self.activity_regularizer is not None:
+                with graph_lib.get_default_graph().name_scope("ActivityRegularizer"):
+                    loss = self.activity_regularizer(outputs)
+                if loss is not None:
+                    self._losses.append(loss)
+                    graph_lib.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
+        return outputs
+
+    apply = __call__
+
+
+def normalize_tuple(value, count, what):
+    """An int or a sequence of `count` ints as a tuple of `count` ints."""
+    if isinstance(value, int):
+        return (value,) * count
+    values = tuple(value)
+    if len(values) != count or not all(isinstance(v, int) for v in values):
+        raise ValueError(f"The `{what}` argument must be an int or a tuple of {count} ints, got "
+                         f"{value!r}")
+    return values
+
+
+def normalize_padding(padding):
+    if not isinstance(padding, str) or padding.lower() not in ("valid", "same"):
+        raise ValueError(f"The `padding` argument must be 'valid' or 'same', got {padding!r}")
+    return padding.upper()
+
+
+def normalize_data_format(data_format):
+    formats = {None: "NHWC", "channels_last": "NHWC", "channels_first": "NCHW"}
+    if data_format not in formats:
+        raise ValueError(f"The `data_format` argument must be 'channels_last' or "
+                         f"'channels_first', got {data_format!r}")
+    return formats[data_format]

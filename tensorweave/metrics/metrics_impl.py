@@ -1,0 +1,102 @@
+"""Streaming metrics. Each keeps running totals in local variables (GraphKeys.LOCAL_VARIABLES and
+METRIC_VARIABLES: initialise them with tf.local_variables_initializer()) and returns
+(value, update_op): running `update_op` folds a batch into the totals and gives the updated
+value; `value` reads the totals without changing them."""
+from tensorweave.framework import dtypes
+from tensorweave.framework import graph as graph_lib
+from tensorweave.framework.constant_op import convert_to_tensor
+from tensorweave.framework.graph import GraphKeys
+from tensorweave.ops import array_ops, math_ops, state_ops, variable_scope
+from tensorweave.ops.variables import Variable
+
+
+def _metric_variable(shape, dtype, name):
+    """A zero-initialised local variable (named by the name scope, never shared)."""
+    return Variable(lambda: array_ops.zeros(shape, dtype=dtype), trainable=False, name=name,
+                    collections=[GraphKeys.LOCAL_VARIABLES, GraphKeys.METRIC_VARIABLES])
+
+
+def _safe_div(numerator, denominator, name):
+    """numerator / denominator, 0 while the denominator is 0 (no batch seen yet)."""
+    positive = math_ops.greater(denominator, array_ops.zeros_like(denominator))
+    safe = math_ops.select(positive, denominator, array_ops.ones_like(denominator))
+    return math_ops.select(positive, numerator / safe, array_ops.zeros_like(numerator),
+                           name=name)
+
+
+def _add_to(collections, value):
+    for key in collections or ():
+        graph_lib.add_to_collection(key, value)
+
+
+def _squeeze_to_match(predictions, labels):
+    """Drops a trailing size-1 dimension that one of them has and the other lacks."""
+    p_rank, l_rank = predictions.shape.ndims, labels.shape.ndims
+    if p_rank is not None and l_rank is not None:
+        if l_rank == p_rank + 1 and labels.shape.as_tuple()[-1] in (1, None):
+            labels = array_ops.squeeze(labels, [-1])
+        elif p_rank == l_rank + 1 and predictions.shape.as_tuple()[-1] in (1, None):
+            predictions = array_ops.squeeze(predictions, [-1])
+    if not predictions.shape.is_compatible_with(labels.shape):
+        raise ValueError(f"predictions of shape {predictions.shape} and labels of shape "
+                         f"{labels.shape} are incompatible")
+    return predictions, labels
+
+
+def _streaming_mean(values, weights, metrics_collections, updates_collections):
+    values = math_ops.cast(convert_to_tensor(values), dtypes.float32)
+    total = _metric_variable([], dtypes.float32, "total")
+    count = _metric_variable([], dtypes.float32, "count")
+    if weights is None:
+        num_values = math_ops.cast(array_ops.size(values), dtypes.float32)
+    else:
+        weights = math_ops.cast(convert_to_tensor(weights), dtypes.float32)
+        weights = weights * array_ops.ones_like(values)
+        values = values * weights
+        num_values = math_ops.reduce_sum(weights)
+    update_total = state_ops.assign_add(total, math_ops.reduce_sum(values))
+    update_count = state_ops.assign_add(count, num_values)
+    value = _safe_div(total.read_value(), count.read_value(), "value")
+    update_op = _safe_div(update_total, update_count, "update_op")
+    _add_to(metrics_collections, value)
+    _add_to(updates_collections, update_op)
+    return value, update_op
+
+
+def mean(values, weights=None, metrics_collections=None, updates_collections=None, name=None):
+    """The (weighted) mean of every value seen so far."""
+    with variable_scope.variable_scope(name, default_name="mean"):
+        return _streaming_mean(values, weights, metrics_collections, updates_collections)
+
+
+def _compared(labels, predictions):
+    predictions, labels = _squeeze_to_match(convert_to_tensor(predictions),
+                                            convert_to_tensor(labels))
+    if labels.dtype != predictions.dtype:
+        labels = math_ops.cast(labels, predictions.dtype)
+    return labels, predictions
+
+
+def accuracy(labels, predictions, weights=None, metrics_collections=None,
+             updates_collections=None, name=None):
+    """The fraction of predictions equal to their labels (e.g. argmax of logits vs classes)."""
+    with variable_scope.variable_scope(name, default_name="accuracy"):
+        labels, predictions = _compared(labels, predictions)
+        correct = math_ops.cast(math_ops.equal(predictions, labels), dtypes.float32)
+        return _streaming_mean(correct, weights, metrics_collections, updates_collections)
+
+
+def mean_squared_error(labels, predictions, weights=None, metrics_collections=None,
+                       updates_collections=None, name=None):
+    with variable_scope.variable_scope(name, default_name="mean_squared_error"):
+        labels, predictions = _compared(labels, predictions)
+        return _streaming_mean(math_ops.squared_difference(predictions, labels), weights,
+                               metrics_collections, updates_collections)
+
+
+def mean_absolute_error(labels, predictions, weights=None, metrics_collections=None,
+                        updates_collections=None, name=None):
+    with variable_scope.variable_scope(name, default_name="mean_absolute_error"):
+        labels, predictions = _compared(labels, predictions)
+        return _streaming_mean(math_ops.abs(predictions - labels), weights,
+                               metrics_collections, updates_collections)
