@@ -69,6 +69,10 @@ class _WindowPlan:
         self.out_w, cols = _axis_plan(width, window[1], strides[1], dilations[1], padding,
                                       explicit[1])
         self.window = tuple(window)
+        self.rows, self.cols = rows, cols  # per kernel row / column: (out, in) slices or None
+        # The windows tile the input exactly: no padding, no overlap, no remainder.
+        self.tiles = (tuple(window) == tuple(strides) and tuple(dilations) == (1, 1) and
+                      self.out_h * window[0] == height and self.out_w * window[1] == width)
         self.pieces = [(i, j, rows[i][0], cols[j][0], rows[i][1], cols[j][1])
                        for i in range(window[0]) for j in range(window[1])
                        if rows[i] is not None and cols[j] is not None]
@@ -115,6 +119,11 @@ def _from_nhwc(array, data_format):
     return array
 
 
+def _nhwc_shape(sizes, data_format):
+    n, *rest = sizes
+    return (n, rest[1], rest[2], rest[0]) if data_format == "NCHW" else (n, *rest)
+
+
 def _window_plan_for(x_nhwc, window, attrs):
     data_format = attrs["data_format"]
     return _plan(x_nhwc.shape[1], x_nhwc.shape[2], window, _spatial(attrs["strides"], data_format),
@@ -156,6 +165,68 @@ def _im2col(x_nhwc, kernel_h, kernel_w, plan, plan_key):
     return cols.reshape(kernel_h * kernel_w * c, -1)
 
 
+def _rows_first(array, data_format):
+    """An NHWC (or NCHW) array viewed as [H, N, W, C]: a range of rows is then one block."""
+    return array.transpose(2, 0, 3, 1) if data_format == "NCHW" else array.transpose(1, 0, 2, 3)
+
+
+def _from_rows_first(array, data_format):
+    """[H, N, W, C] back to a contiguous NHWC (or NCHW) array."""
+    order = (1, 3, 0, 2) if data_format == "NCHW" else (1, 0, 2, 3)
+    return np.ascontiguousarray(array.transpose(order))
+
+
+def _width_columns(source, plan, plan_key, width, kernel_w, tag, into_input):
+    """KW copies of `source` ([rows, N, W_src, D]) shifted along the width into a scratch
+    [rows, N, width, KW, D] buffer. Forward and filter gradient gather input columns under each
+    output column (buffer[:, :, out_w, j] = x[:, :, in_w]); the input gradient gathers output
+    columns over each input column (buffer[:, :, in_w, j] = dy[:, :, out_w])."""
+    rows, n, _, depth = source.shape
+    buffer = _scratch((tag, plan_key), (rows, n, width, kernel_w, depth), source.dtype)
+    for j, piece in enumerate(plan.cols):
+        if piece is not None:
+            out_w, in_w = piece
+            if into_input:
+                buffer[:, :, in_w, j] = source[:, :, out_w]
+            else:
+                buffer[:, :, out_w, j] = source[:, :, in_w]
+    return buffer.reshape(rows, n * width, kernel_w * depth)
+
+
+def _row_pieces(plan, covered_by, size):
+    """(i, out rows, in rows) per kernel row; one whose `covered_by` slice (0: out, 1: in) is
+    all `size` rows comes first, so it can start the sum without a zero-filled array."""
+    pieces = [(i, piece[0], piece[1]) for i, piece in enumerate(plan.rows) if piece is not None]
+    return sorted(pieces, key=lambda piece: not _covers(piece[1 + covered_by], size))
+
+
+def _covers(rows, size):
+    return rows.start == 0 and rows.stop == size and rows.step in (None, 1)
+
+
+def _sum_row_products(pieces, covered_by, size, cols, weights, row_width):
+    """sum over kernel rows i of cols[source rows] @ weights[i], added at the target rows of a
+    [size, row_width, weights' columns] result. Products other than the first go through a
+    per-thread scratch buffer (fresh arrays would be page-faulted in on every step)."""
+    depth = cols.shape[-1]
+    channels = weights.shape[-1]
+    total = None
+    for i, out_h, in_h in pieces:
+        target, source = (out_h, in_h) if covered_by == 0 else (in_h, out_h)
+        rows = cols[source].reshape(-1, depth)
+        if total is None and _covers(target, size):
+            total = np.matmul(rows, weights[i]).reshape(size, row_width, channels)
+            continue
+        if total is None:
+            total = np.zeros((size, row_width, channels), dtype=weights.dtype)
+        product = np.matmul(rows, weights[i], out=_scratch(
+            ("row_product",), (rows.shape[0], channels), weights.dtype))
+        total[target] += product.reshape(-1, row_width, channels)
+    if total is None:
+        total = np.zeros((size, row_width, channels), dtype=weights.dtype)
+    return total
+
+
 def _conv_attrs(strides, padding, data_format, dilations, explicit_paddings):
     return {"strides": strides, "padding": padding, "data_format": data_format,
             "dilations": dilations, "explicit_paddings": explicit_paddings}
@@ -168,17 +239,37 @@ def _check_depth(x_nhwc, filter_shape, what):
 
 
 # --- Conv2D and its gradients ------------------------------------------------------------------
+# Two ways to turn a convolution into matrix products, chosen per op by measurement on the
+# reference machine (single BLAS thread, LeNet's layers):
+#   full im2col: one [N*OH*OW, KH*KW*C] x [KH*KW*C, O] product; copies KH*KW*C values per
+#     output position. Best when KW*C is small (LeNet's first layer: C = 1).
+#   row decomposition: copy KW shifted columns once ([H, N, OW, KW*C]), then one product per
+#     kernel row on a contiguous block of rows; copies KW*C values per position but adds
+#     KH-1 partial outputs of O values each. LeNet's second layer (KW*C = 160, O = 64):
+#     forward 7.2 ms vs 12.8, filter gradient 7.6 vs 12.0, input gradient 9.8 vs 14.3 (the
+#     latter against one product per kernel offset).
+# The filter gradient makes the same choice (it has no partial outputs to add, but with KW*C
+# small its column copies are single elements: LeNet's first layer took 4.5 ms by rows, ~1 ms
+# by im2col); the input gradient always uses rows.
 @register_kernel("Conv2D")
 def conv2d(input, filter, *, strides, padding, data_format, dilations,  # noqa: A002
            explicit_paddings):
     attrs = _conv_attrs(strides, padding, data_format, dilations, explicit_paddings)
     x = _to_nhwc(input, data_format)
-    kernel_h, kernel_w, _, out_channels = filter.shape
+    kernel_h, kernel_w, depth, out_channels = filter.shape
     _check_depth(x, filter.shape, "Conv2D")
     plan, key = _window_plan_for(x, (kernel_h, kernel_w), attrs)
-    cols = _im2col(x, kernel_h, kernel_w, plan, key)
-    out = np.matmul(cols.T, filter.reshape(-1, out_channels))
-    return _from_nhwc(out.reshape(x.shape[0], plan.out_h, plan.out_w, out_channels), data_format)
+    n = x.shape[0]
+    if kernel_w * depth < out_channels:
+        cols = _im2col(x, kernel_h, kernel_w, plan, key)
+        out = np.matmul(cols.T, filter.reshape(-1, out_channels))
+        return _from_nhwc(out.reshape(n, plan.out_h, plan.out_w, out_channels), data_format)
+    cols = _width_columns(_rows_first(input, data_format), plan, key, plan.out_w, kernel_w,
+                          "x_columns", into_input=False)
+    weights = filter.reshape(kernel_h, kernel_w * depth, out_channels)
+    out = _sum_row_products(_row_pieces(plan, 0, plan.out_h), 0, plan.out_h, cols, weights,
+                            n * plan.out_w)
+    return _from_rows_first(out.reshape(plan.out_h, n, plan.out_w, out_channels), data_format)
 
 
 @register_kernel("Conv2DBackpropFilter")
@@ -186,35 +277,40 @@ def conv2d_backprop_filter(input, filter_sizes, out_backprop, *, strides, paddin
                            data_format, dilations, explicit_paddings):
     attrs = _conv_attrs(strides, padding, data_format, dilations, explicit_paddings)
     x = _to_nhwc(input, data_format)
-    filter_shape = tuple(int(d) for d in filter_sizes)
-    _check_depth(x, filter_shape, "Conv2DBackpropFilter")
-    plan, key = _window_plan_for(x, filter_shape[:2], attrs)
-    cols = _im2col(x, filter_shape[0], filter_shape[1], plan, key)
-    grad = _to_nhwc(out_backprop, data_format).reshape(-1, filter_shape[3])
-    return np.matmul(cols, grad).reshape(filter_shape)
+    kernel_h, kernel_w, depth, out_channels = (int(d) for d in filter_sizes)
+    _check_depth(x, (kernel_h, kernel_w, depth, out_channels), "Conv2DBackpropFilter")
+    plan, key = _window_plan_for(x, (kernel_h, kernel_w), attrs)
+    if kernel_w * depth < out_channels:
+        cols = _im2col(x, kernel_h, kernel_w, plan, key)
+        grad = _to_nhwc(out_backprop, data_format).reshape(-1, out_channels)
+        return np.matmul(cols, grad).reshape(kernel_h, kernel_w, depth, out_channels)
+    cols = _width_columns(_rows_first(input, data_format), plan, key, plan.out_w, kernel_w,
+                          "x_columns", into_input=False)
+    grad = np.ascontiguousarray(_rows_first(out_backprop, data_format)).reshape(
+        plan.out_h, -1, out_channels)
+    dw = np.zeros((kernel_h, kernel_w * depth, out_channels), dtype=grad.dtype)
+    for i, out_h, in_h in _row_pieces(plan, 0, plan.out_h):
+        np.matmul(cols[in_h].reshape(-1, kernel_w * depth).T,
+                  grad[out_h].reshape(-1, out_channels), out=dw[i])
+    return dw.reshape(kernel_h, kernel_w, depth, out_channels)
 
 
 @register_kernel("Conv2DBackpropInput")
 def conv2d_backprop_input(input_sizes, filter, out_backprop, *, strides, padding,  # noqa: A002
                           data_format, dilations, explicit_paddings):
-    attrs = _conv_attrs(strides, padding, data_format, dilations, explicit_paddings)
-    sizes = [int(d) for d in input_sizes]
-    n, height, width, channels = _to_nhwc(np.empty(sizes, dtype=np.bool_), data_format).shape
+    n, height, width, channels = _nhwc_shape([int(d) for d in input_sizes], data_format)
     kernel_h, kernel_w, depth, out_channels = filter.shape
     if depth != channels:
         raise _invalid(f"Conv2DBackpropInput: input depth {channels} does not match the "
                        f"filter's input depth {depth}")
-    plan, _ = _plan(height, width, (kernel_h, kernel_w), _spatial(strides, data_format),
-                    _spatial(dilations, data_format), padding,
-                    _explicit(explicit_paddings, data_format))
-    grad = np.ascontiguousarray(_to_nhwc(out_backprop, data_format)).reshape(-1, out_channels)
-    # [N*OH*OW, KH*KW*C]: each output position's contribution to each offset's input cells.
-    cols = np.matmul(grad, filter.reshape(-1, out_channels).T)
-    cols = cols.reshape(n, plan.out_h, plan.out_w, kernel_h, kernel_w, channels)
-    dx = np.zeros((n, height, width, channels), dtype=filter.dtype)
-    for i, j, out_h, out_w, in_h, in_w in plan.pieces:
-        dx[:, in_h, in_w, :] += cols[:, out_h, out_w, i, j, :]
-    return _from_nhwc(dx, data_format)
+    plan, key = _plan(height, width, (kernel_h, kernel_w), _spatial(strides, data_format),
+                      _spatial(dilations, data_format), padding,
+                      _explicit(explicit_paddings, data_format))
+    cols = _width_columns(_rows_first(out_backprop, data_format), plan, key, width, kernel_w,
+                          "dy_columns", into_input=True)
+    weights = filter.transpose(0, 1, 3, 2).reshape(kernel_h, kernel_w * out_channels, channels)
+    dx = _sum_row_products(_row_pieces(plan, 1, height), 1, height, cols, weights, n * width)
+    return _from_rows_first(dx.reshape(height, n, width, channels), data_format)
 
 
 # --- DepthwiseConv2dNative and its gradients ---------------------------------------------------
@@ -257,8 +353,7 @@ def depthwise_conv2d_native_backprop_filter(input, filter_sizes, out_backprop, *
 @register_kernel("DepthwiseConv2dNativeBackpropInput")
 def depthwise_conv2d_native_backprop_input(input_sizes, filter, out_backprop, *, strides,
                                            padding, data_format, dilations, explicit_paddings):
-    sizes = [int(d) for d in input_sizes]
-    shell = _to_nhwc(np.empty(sizes, dtype=np.bool_), data_format)
+    shell = np.empty(_nhwc_shape([int(d) for d in input_sizes], data_format), dtype=np.bool_)
     plan = _depthwise_plan(shell, filter.shape, strides, padding, data_format, dilations,
                            explicit_paddings)
     grad = _to_nhwc(out_backprop, data_format)
@@ -283,31 +378,67 @@ def _pool_plan(x_nhwc, ksize, strides, padding, data_format):
 def max_pool(input, *, ksize, strides, padding, data_format):  # noqa: A002
     x = _to_nhwc(input, data_format)
     plan = _pool_plan(x, ksize, strides, padding, data_format)
-    out = np.full((x.shape[0], plan.out_h, plan.out_w, x.shape[3]), -np.inf, dtype=x.dtype)
-    for _, _, out_h, out_w, in_h, in_w in plan.pieces:
+    out, pieces = _start_pooling(x, plan)
+    for _, _, out_h, out_w, in_h, in_w in pieces:
         view = out[:, out_h, out_w]
         np.maximum(view, x[:, in_h, in_w], out=view)
     return _from_nhwc(out, data_format)
+
+
+def _start_pooling(x, plan, empty=-np.inf):
+    """The pooled array started from an offset that reaches every output cell (a copy, one pass
+    fewer than filling first), and the offsets left to fold in."""
+    shape = (x.shape[0], plan.out_h, plan.out_w, x.shape[3])
+    pieces = list(plan.pieces)
+    for piece in pieces:
+        _, _, out_h, out_w, in_h, in_w = piece
+        if _covers(out_h, plan.out_h) and _covers(out_w, plan.out_w):
+            pieces.remove(piece)
+            return x[:, in_h, in_w].copy(), pieces  # a copy even when the slice is all of x
+    return np.full(shape, empty, dtype=x.dtype), pieces
+
+
+def _first_hits(hits, regions, out_shape):
+    """Keeps only each window's first True across the offsets' boolean `hits` (in window
+    order); hits[k] covers the output cells regions[k] (a pair of slices). In place."""
+    waiting = np.ones(out_shape, dtype=np.bool_)
+    for k, (hit, (out_h, out_w)) in enumerate(zip(hits, regions)):
+        still = waiting[:, out_h, out_w]
+        hit &= still
+        if k != len(hits) - 1:
+            still ^= hit  # hit is a subset of still: this clears the served windows
 
 
 def _route_to_max(x, y, plan, source, into_input):
     """For each window, the first cell (in window order) equal to the window's max gets
     `source`: scattered into the input's shape (MaxPoolGrad) or gathered from it
     (MaxPoolGradGrad)."""
-    pending = np.ones(y.shape, dtype=np.bool_)
+    kernel_h, kernel_w = plan.window
+    n, out_h, out_w, channels = y.shape
+    if plan.tiles:
+        # Windows tile the input: one comparison over the input viewed as [N, OH, kh, OW, kw,
+        # C] and one product. (np.add(..., where=) on strided views was 9x slower for LeNet's
+        # first pooling.)
+        tiled = (n, out_h, kernel_h, out_w, kernel_w, channels)
+        hit = np.equal(x.reshape(tiled), y[:, :, None, :, None, :])
+        everything = (slice(None), slice(None))
+        _first_hits([hit[:, :, a, :, b] for a in range(kernel_h) for b in range(kernel_w)],
+                    [everything] * (kernel_h * kernel_w), y.shape)
+        if into_input:
+            return np.multiply(hit, source[:, :, None, :, None, :],
+                               dtype=source.dtype).reshape(x.shape)
+        return np.multiply(hit, source.reshape(tiled), dtype=source.dtype).sum(axis=(2, 4))
+    hits = [np.equal(x[:, in_h, in_w], y[:, o_h, o_w]) for _, _, o_h, o_w, in_h, in_w in
+            plan.pieces]
+    _first_hits(hits, [(o_h, o_w) for _, _, o_h, o_w, _, _ in plan.pieces], y.shape)
     result = np.zeros(x.shape if into_input else y.shape, dtype=source.dtype)
-    zero = np.zeros((), dtype=source.dtype)
-    for _, _, out_h, out_w, in_h, in_w in plan.pieces:
-        hit = x[:, in_h, in_w] == y[:, out_h, out_w]
-        waiting = pending[:, out_h, out_w]
-        hit &= waiting
-        waiting &= ~hit
+    for hit, (_, _, o_h, o_w, in_h, in_w) in zip(hits, plan.pieces):
         if into_input:
             target = result[:, in_h, in_w]
-            target += np.where(hit, source[:, out_h, out_w], zero)
+            target += source[:, o_h, o_w] * hit
         else:
-            target = result[:, out_h, out_w]
-            target += np.where(hit, source[:, in_h, in_w], zero)
+            target = result[:, o_h, o_w]
+            target += source[:, in_h, in_w] * hit
     return result
 
 
@@ -335,8 +466,8 @@ def _inverse_counts(plan, dtype):
 def avg_pool(value, *, ksize, strides, padding, data_format):
     x = _to_nhwc(value, data_format)
     plan = _pool_plan(x, ksize, strides, padding, data_format)
-    out = np.zeros((x.shape[0], plan.out_h, plan.out_w, x.shape[3]), dtype=x.dtype)
-    for _, _, out_h, out_w, in_h, in_w in plan.pieces:
+    out, pieces = _start_pooling(x, plan, empty=0)
+    for _, _, out_h, out_w, in_h, in_w in pieces:
         out[:, out_h, out_w] += x[:, in_h, in_w]
     out *= _inverse_counts(plan, x.dtype)
     return _from_nhwc(out, data_format)
@@ -344,7 +475,7 @@ def avg_pool(value, *, ksize, strides, padding, data_format):
 
 @register_kernel("AvgPoolGrad")
 def avg_pool_grad(orig_input_shape, grad, *, ksize, strides, padding, data_format):
-    shell = _to_nhwc(np.empty([int(d) for d in orig_input_shape], dtype=np.bool_), data_format)
+    shell = np.empty(_nhwc_shape([int(d) for d in orig_input_shape], data_format), dtype=np.bool_)
     plan = _pool_plan(shell, ksize, strides, padding, data_format)
     share = _to_nhwc(grad, data_format) * _inverse_counts(plan, grad.dtype)
     dx = np.zeros(shell.shape, dtype=grad.dtype)
@@ -371,6 +502,9 @@ def bias_add(value, bias, *, data_format):
 def bias_add_grad(out_backprop, *, data_format):
     axis = _channel_axis(out_backprop.ndim, data_format)
     if axis == out_backprop.ndim - 1:
-        return out_backprop.reshape(-1, out_backprop.shape[-1]).sum(axis=0)
+        # A vector-matrix product (BLAS) sums the rows ~6x faster than ndarray.sum(axis=0):
+        # 0.12 ms vs 0.83 ms for LeNet's first layer ([50176, 32] float32).
+        rows = out_backprop.reshape(-1, out_backprop.shape[-1])
+        return np.matmul(np.ones(rows.shape[0], dtype=rows.dtype), rows)
     axes = tuple(a for a in range(out_backprop.ndim) if a != axis)
     return out_backprop.sum(axis=axes)

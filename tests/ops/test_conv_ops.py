@@ -11,7 +11,7 @@ from tensorweave.ops import conv_ops
 from tensorweave.ops.op_util import make_tensor
 
 from . import conv_reference as ref
-from .op_harness import (ALL_FLOATS, FLOATS, Floats, OpCase, check_case_gradient,
+from .op_harness import (ALL_FLOATS, FLOATS, Floats, Grid, OpCase, check_case_gradient,
                          check_gradient_rows_cover, covered, gradient_params, run_case,
                          value_params)
 
@@ -60,6 +60,9 @@ CONV_ROWS = [
     ("valid_dilated_strided", (1, 9, 8, 1), (2, 3, 1, 2), (2, 1), "VALID", (2, 1), 1),
     ("explicit", (1, 5, 4, 2), (3, 3, 2, 2), (1, 2), ((1, 2), (0, 1)), (1, 1), 1),
     ("pointwise", (2, 3, 3, 4), (1, 1, 4, 2), (1, 1), "VALID", (1, 1), 1),
+    # KW * C < out channels: the kernel takes its full-im2col path instead of kernel rows.
+    ("thin_input_im2col", (2, 6, 5, 1), (3, 3, 1, 4), (1, 1), "SAME", (1, 1), 2),
+    ("thin_input_im2col_strided", (1, 7, 8, 1), (2, 2, 1, 5), (2, 3), "VALID", (2, 1), 1),
 ]
 
 
@@ -286,6 +289,26 @@ POOL_CASES += [
            lambda x: tf.nn.max_pool2d(x, 2, 2, "VALID"),
            lambda x: ref.max_pool(x, (2, 2), (2, 2), "VALID"), (Distinct((1, 4, 4, 2)),),
            FLOATS),
+    # Ties (small integers): each window's gradient goes to its first maximal cell only.
+    OpCase("max_pool_grad_ties_tiled", {"MaxPoolGrad"},
+           lambda x, dy: make_tensor("MaxPoolGrad", [x, tf.nn.max_pool(x, 2, 2, "VALID"), dy],
+                                     {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1],
+                                      "padding": "VALID"}),
+           lambda x, dy: ref.max_pool_grad(x, dy, (2, 2), (2, 2), "VALID"),
+           (Grid((2, 4, 6, 3), 0, 3), Floats((2, 2, 3, 3))), FLOATS),
+    OpCase("max_pool_grad_ties_overlapping", {"MaxPoolGrad"},
+           lambda x, dy: make_tensor("MaxPoolGrad", [x, tf.nn.max_pool(x, 3, 2, "SAME"), dy],
+                                     {"ksize": [1, 3, 3, 1], "strides": [1, 2, 2, 1],
+                                      "padding": "SAME"}),
+           lambda x, dy: ref.max_pool_grad(x, dy, (3, 3), (2, 2), "SAME"),
+           (Grid((2, 5, 5, 2), 0, 3), Floats((2, 3, 3, 2))), FLOATS),
+    OpCase("max_pool_grad_grad_ties_tiled", {"MaxPoolGradGrad"},
+           lambda x, ddx: make_tensor("MaxPoolGradGrad",
+                                      [x, tf.nn.max_pool(x, 2, 2, "VALID"), ddx],
+                                      {"ksize": [1, 2, 2, 1], "strides": [1, 2, 2, 1],
+                                       "padding": "VALID"}),
+           lambda x, ddx: ref.max_pool_grad_grad(x, ddx, (2, 2), (2, 2), "VALID"),
+           (Grid((2, 4, 6, 3), 0, 3), Floats((2, 4, 6, 3))), FLOATS),
     OpCase("avg_pool_window_larger_than_stride_same", {"AvgPool"},
            lambda x: tf.nn.avg_pool(x, [1, 3, 3, 1], [1, 1, 1, 1], "SAME"),
            lambda x: ref.avg_pool(x, (3, 3), (1, 1), "SAME"), (Floats((1, 3, 4, 1)),), FLOATS,
@@ -429,12 +452,14 @@ def test_static_shapes_of_strided_and_unknown_inputs():
 
 
 # --- kernels: buffers kept per geometry and per thread ------------------------------------------
-def test_geometries_sharing_a_buffer_shape_keep_their_zero_padding():
-    # SAME on 6x6 and VALID on 8x8 give the same [3, 3, C, N, 6, 6] column buffer shape; the
-    # first relies on never-written (zero) padding cells that the second would overwrite.
+@pytest.mark.parametrize("channels,filters", [(2, 2), (1, 4)], ids=["rows", "im2col"])
+def test_geometries_sharing_a_buffer_shape_keep_their_zero_padding(channels, filters):
+    # SAME on 6x6 and VALID on 8x8 give column buffers of one shape; the first relies on
+    # never-written (zero) padding cells that the second would overwrite.
     rng = np.random.default_rng(0)
-    w = rng.standard_normal((3, 3, 2, 2))
-    small, large = rng.standard_normal((1, 6, 6, 2)), rng.standard_normal((1, 8, 8, 2))
+    w = rng.standard_normal((3, 3, channels, filters))
+    small = rng.standard_normal((1, 6, 6, channels))
+    large = rng.standard_normal((1, 8, 8, channels))
     with tf.Graph().as_default():
         a, b = tf.placeholder(tf.float64), tf.placeholder(tf.float64)
         same = tf.nn.conv2d(a, w, [1, 1, 1, 1], "SAME")
@@ -500,3 +525,23 @@ def test_training_never_computes_the_first_layers_input_gradient():
             types = _executed_op_types(session, train, {x: rng.random((2, 8, 8, 1))})
     assert types.count("Conv2DBackpropFilter") == 2
     assert types.count("Conv2DBackpropInput") == 1  # layer 2's only: x's gradient is pruned
+
+
+def test_kernels_never_write_into_their_inputs():
+    # Pooling starts from the offset that reaches every output cell; when that slice is the
+    # whole input it must still be copied before the other offsets are folded into it.
+    rng = np.random.default_rng(3)
+    value = rng.standard_normal((1, 4, 5, 2)).astype(np.float32)
+    kept = value.copy()
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, value.shape)
+        outputs = [tf.nn.max_pool(x, [1, 2, 3, 1], [1, 1, 1, 1], "SAME"),
+                   tf.nn.avg_pool(x, [1, 2, 3, 1], [1, 1, 1, 1], "SAME"),
+                   tf.nn.conv2d(x, tf.ones([3, 3, 2, 2]), [1, 1, 1, 1], "SAME"),
+                   tf.nn.bias_add(x, tf.ones([2]))]
+        grads = tf.gradients(tf.add_n([tf.reduce_sum(o) for o in outputs]), [x])
+        with tf.Session() as session:
+            got = session.run(outputs[:2] + grads, {x: value})
+    np.testing.assert_array_equal(value, kept)
+    np.testing.assert_allclose(got[0], ref.max_pool(kept.astype(np.float64), (2, 3), (1, 1),
+                                                    "SAME"), rtol=1e-6)
