@@ -128,9 +128,15 @@ def test_checked_in_protobuf_modules_are_current(proto, tmp_path):
     grpc_tools = pytest.importorskip("grpc_tools.protoc")
     root = PACKAGE.parent
     relative = os.path.relpath(proto, root)
-    status = grpc_tools.main(["protoc", f"-I{root}", f"--python_out={tmp_path}", relative])
+    outputs = ["_pb2.py"]
+    arguments = [f"--python_out={tmp_path}"]
+    if any(line.startswith("service ") for line in pathlib.Path(proto).read_text().splitlines()):
+        outputs.append("_pb2_grpc.py")  # the service stubs (tools/regenerate_protos.sh)
+        arguments.append(f"--grpc_python_out={tmp_path}")
+    status = grpc_tools.main(["protoc", f"-I{root}", *arguments, relative])
     assert status == 0
-    generated = (tmp_path / relative).with_name(pathlib.Path(relative).stem + "_pb2.py")
-    checked_in = (root / relative).with_name(pathlib.Path(relative).stem + "_pb2.py")
-    assert generated.read_text() == checked_in.read_text(), (
-        f"{checked_in} is stale: run tools/regenerate_protos.sh")
+    for suffix in outputs:
+        generated = (tmp_path / relative).with_name(pathlib.Path(relative).stem + suffix)
+        checked_in = (root / relative).with_name(pathlib.Path(relative).stem + suffix)
+        assert generated.read_text() == checked_in.read_text(), (
+            f"{checked_in} is stale: run tools/regenerate_protos.sh")

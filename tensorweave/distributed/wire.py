@@ -1,0 +1,192 @@
+"""Tensors on the wire: raw array bytes, optionally encoded smaller, inline or by reference.
+
+A tensor crossing tasks is its C-ordered array bytes (little-endian), never one protobuf field
+per element and never a pickle. A session may ask for a lossy encoding of the float tensors
+that cross tasks (`RPCOptions(tensor_wire_encoding=...)`); feeds and fetches between a client
+and its master are always exact:
+
+  "float32"  exact (the default; the tensor's own dtype, whatever it is)
+  "float16"  rounded to float16: error <= max|x| * 2^-11 + 2^-25 (relative rounding of normal
+             values, half the smallest subnormal below that); half the bytes of float32
+  "int8"     round(x / scale) with scale = max|x| / 127 per tensor: error <= scale / 2
+             (plus float rounding, max|x| * 2^-21);
+             a quarter of the bytes of float32
+
+Only float32/float64 tensors are encoded. A tensor holding inf or NaN, or (float16) a value
+beyond float16's range, is sent exactly instead: an encoding never turns a finite value into an
+infinite one. Every encoded tensor carries the bound of the error it added (`max_abs_error`),
+which traced steps report per transfer.
+"""
+import numpy as np
+
+from tensorweave.framework import dtypes
+from tensorweave.framework import errors
+from tensorweave.distributed.protos import tensor_wire_pb2
+
+RAW = tensor_wire_pb2.RAW
+FLOAT16 = tensor_wire_pb2.FLOAT16
+INT8_SCALED = tensor_wire_pb2.INT8_SCALED
+
+ENCODINGS = {"float32": RAW, "raw": RAW, "": RAW, None: RAW, "float16": FLOAT16,
+             "int8": INT8_SCALED}
+ENCODING_NAMES = {RAW: "float32", FLOAT16: "float16", INT8_SCALED: "int8"}
+_ENCODED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_FLOAT16_MAX = float(np.finfo(np.float16).max)
+_FLOAT16_HALF_SUBNORMAL = 2.0 ** -25
+_WIRE_DTYPE = {FLOAT16: np.dtype("<f2"), INT8_SCALED: np.dtype("i1")}
+
+
+def encoding_from_name(name):
+    try:
+        return ENCODINGS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"Unknown tensor wire encoding {name!r}: use 'float32' (exact), "
+                         "'float16' or 'int8'") from None
+
+
+class Payload:
+    """An array ready for the wire: `header` (a WireTensor without content) and the contiguous
+    array whose bytes travel (`data`, None for string tensors)."""
+
+    __slots__ = ("header", "data")
+
+    def __init__(self, header, data):
+        self.header = header
+        self.data = data
+
+    @property
+    def nbytes(self):
+        return 0 if self.data is None else self.data.nbytes
+
+    def byte_view(self):
+        return memoryview(self.data).cast("B") if self.data.nbytes else memoryview(b"")
+
+
+def encode(value, encoding=RAW):
+    """The Payload of `value` (an array or scalar) under `encoding`."""
+    array = value if isinstance(value, np.ndarray) else np.asarray(value)
+    try:
+        dtype = dtypes.as_dtype(array.dtype)
+    except (TypeError, ValueError, KeyError):
+        raise errors.InvalidArgumentError(None, None, f"Cannot send a value of NumPy dtype "
+                                          f"{array.dtype} between tasks") from None
+    header = tensor_wire_pb2.WireTensor(dtype=dtype.as_datatype_enum, shape=array.shape)
+    if dtype is dtypes.string:
+        header.string_val.extend(v if isinstance(v, bytes) else str(v).encode()
+                                 for v in array.reshape(-1).tolist())
+        return Payload(header, None)
+    if encoding != RAW and array.dtype in _ENCODED_DTYPES and array.size:
+        encoded = _encode_float(array, encoding, header)
+        if encoded is not None:
+            return Payload(header, encoded)
+    little = array.dtype.newbyteorder("<")
+    return Payload(header, np.ascontiguousarray(array, dtype=little))
+
+
+def _encode_float(array, encoding, header):
+    largest = float(np.max(np.abs(array)))
+    if not np.isfinite(largest):
+        return None
+    if encoding == FLOAT16:
+        if largest > _FLOAT16_MAX:
+            return None
+        header.encoding = FLOAT16
+        header.max_abs_error = largest * 2.0 ** -11 + _FLOAT16_HALF_SUBNORMAL
+        return np.ascontiguousarray(array, dtype=_WIRE_DTYPE[FLOAT16])
+    if encoding == INT8_SCALED:
+        scale = largest / 127.0 if largest > 0 else 1.0
+        header.encoding = INT8_SCALED
+        header.scale = scale
+        # scale / 2 from rounding to an integer, plus the float rounding of x / scale and of
+        # q * scale (a few ulps of the largest value).
+        header.max_abs_error = scale / 2 + largest * 2.0 ** -21 if largest > 0 else 0.0
+        scaled = np.multiply(array, array.dtype.type(1.0 / scale))
+        return np.rint(scaled, out=scaled).astype(np.int8)
+    raise ValueError(f"Unknown wire encoding {encoding!r}")
+
+
+def wire_dtype(header):
+    """The NumPy dtype of a payload's bytes."""
+    if header.encoding in _WIRE_DTYPE:
+        return _WIRE_DTYPE[header.encoding]
+    return _np_dtype(header).newbyteorder("<")
+
+
+def payload_nbytes(header):
+    count = int(np.prod(header.shape, dtype=np.int64)) if header.shape else 1
+    return count * wire_dtype(header).itemsize
+
+
+def empty_payload(header):
+    """A writable buffer the payload of `header` can be received into."""
+    return np.empty(tuple(header.shape), dtype=wire_dtype(header))
+
+
+def decode(header, data):
+    """The tensor a payload stands for: `data` is the received array (or bytes) of the wire
+    dtype; the result has the tensor's dtype and shape."""
+    dtype = _np_dtype(header)
+    shape = tuple(header.shape)
+    if dtype == np.object_:
+        if len(header.string_val) != _count(shape):
+            raise errors.InvalidArgumentError(None, None, f"A string tensor of shape {shape} "
+                                              f"arrived with {len(header.string_val)} elements")
+        out = np.empty(len(header.string_val), dtype=object)
+        out[:] = list(header.string_val)
+        return out.reshape(shape)
+    wire = wire_dtype(header)
+    if not isinstance(data, np.ndarray):
+        expected = _count(shape) * wire.itemsize
+        if len(data) != expected:
+            raise errors.InvalidArgumentError(
+                None, None, f"A {dtypes.as_dtype(header.dtype).name} tensor of shape "
+                f"{list(shape)} needs {expected} payload bytes, got {len(data)}")
+        data = np.frombuffer(data, dtype=wire)
+    elif data.dtype != wire or data.size != _count(shape):
+        raise errors.InvalidArgumentError(None, None, "A received payload does not match its "
+                                          "header's dtype and shape")
+    data = data.reshape(shape)
+    if header.encoding == FLOAT16:
+        return data.astype(dtype)
+    if header.encoding == INT8_SCALED:
+        return np.multiply(data, dtype.type(header.scale), dtype=dtype)
+    if data.dtype != dtype:  # a big-endian host
+        data = data.astype(dtype)
+    return data
+
+
+def to_inline(value, encoding=RAW):
+    """A complete WireTensor with the payload inline (for small tensors)."""
+    payload = encode(value, encoding)
+    if payload.data is not None:
+        payload.header.content = payload.byte_view().tobytes()
+    return payload.header
+
+
+def from_inline(wire_tensor, writable=True):
+    """The array of an inline WireTensor (a fresh copy when `writable`)."""
+    if wire_tensor.HasField("bulk"):
+        raise errors.InternalError(None, None, "from_inline called on a WireTensor held by "
+                                   "reference")
+    value = decode(wire_tensor, wire_tensor.content)
+    if writable and isinstance(value, np.ndarray) and not value.flags.writeable:
+        value = value.copy()
+    return value
+
+
+def _np_dtype(header):
+    try:
+        return dtypes.as_dtype(header.dtype).np_dtype
+    except (TypeError, ValueError, KeyError):
+        raise errors.InvalidArgumentError(None, None, f"Unknown tensor dtype enum "
+                                          f"{header.dtype} on the wire") from None
+
+
+def _count(shape):
+    count = 1
+    for dim in shape:
+        if dim < 0:
+            raise errors.InvalidArgumentError(None, None, f"Negative dimension in tensor shape "
+                                              f"{list(shape)} on the wire")
+        count *= int(dim)
+    return count
