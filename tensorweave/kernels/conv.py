@@ -1,17 +1,13 @@
 """Kernels of the convolution and pooling ops, and of their gradient primitives.
 
-No loop runs over pixels: every op loops over the KH*KW kernel offsets only, each offset being
-one strided slice of the input matched with one slice of the output (`_window_plan`).
+No loop runs over pixels: every op loops over kernel offsets (or kernel rows) only, each being
+one strided slice of the input matched with one slice of the output (`_WindowPlan`).
 
-Convolutions go through BLAS. The forward pass and the filter gradient copy the input, offset by
-offset, into a preallocated "columns" buffer laid out [KH, KW, C, N, OH, OW]: every copy is then
-a run of contiguous rows (copying into [N, OH, OW, KH, KW, C] writes C elements at a time, ~2x
-slower at C=32 and ~30x at C=3 on the reference machine), and the buffer is one [KH*KW*C, N*OH*OW]
-matrix for the matmul. Buffers are kept per thread and per geometry, so a training step neither
-re-allocates them (page faults: DESIGN.md) nor re-zeroes the padding cells, which no copy writes.
-The input gradient multiplies by the filter first and then adds the KH*KW shifted column blocks
-back ("col2im"); it is a separate op from the filter gradient so that the session never runs
-one that nobody fetched (the first layer's input gradient).
+Convolutions go through BLAS (see the comment above `conv2d` for the two layouts and the
+measurements that chose between them). Copies go into buffers kept per thread and per
+geometry, so a training step neither re-allocates them (page faults: DESIGN.md) nor re-zeroes
+the padding cells, which no copy ever writes. The input and filter gradients are separate ops
+so that the session never runs one that nobody fetched (the first layer's input gradient).
 """
 import collections
 import threading
@@ -132,7 +128,7 @@ def _window_plan_for(x_nhwc, window, attrs):
 
 
 # --- per-thread scratch buffers ----------------------------------------------------------------
-_SCRATCH_BYTES = 512 << 20  # per thread; least recently used buffers are dropped beyond it
+_SCRATCH_BYTES = 256 << 20  # per thread; least recently used buffers are dropped beyond it
 _local = threading.local()
 
 
