@@ -17,11 +17,30 @@ signature names. Stateful kernels receive their resource first: `compute(resourc
 `forwards_input` marks kernels whose output may be a view of input 0 (Identity, Reshape): the
 session copies a fetched value that may alias a variable's buffer. Kernels never write into
 their inputs; kernels of the "variable_ref" kind update their variable in place.
+
+Kernels that talk to the rest of the step (Send/Recv, queues, accumulators) ask for the step
+context with `step_context=True` and receive it as their very first argument, before any
+resource: `compute(step, resource, *inputs, ...)`. The context is built by the executor for
+each step and partition; kernels rely only on this interface:
+  step.step_id        the id shared by every partition of the step;
+  step.device         the full name of the device running the op;
+  step.rendezvous     `send(key, value)`, `recv_async(key, callback(value, error))`;
+  step.make_key(src_device, dst_device, tensor_name)  the rendezvous key within this step;
+  step.cancellation   the step's token: `cancelled`, `error`, `add_callback(fn(error)) -> id`,
+                      `remove_callback(id)`, `raise_if_cancelled()`.
+`execution` says how the executor runs a kernel:
+  "sync"      it computes and returns (the default);
+  "blocking"  it may wait (a dequeue on an empty queue, take_grad before N gradients); it runs
+              outside its device's compute lanes, so waiting never stalls other ops, and must
+              return or raise promptly once `step.cancellation` is cancelled;
+  "async"     `compute(step, *inputs, done=callback, ...)` returns at once and later calls
+              `done(outputs)` or `done(None, error)`, from any thread (Recv).
 """
 import inspect
 from dataclasses import dataclass
 
 RESOURCE_KINDS = (None, "variable", "variable_ref", "rng", "resource", "resource_ref")
+EXECUTION_KINDS = ("sync", "blocking", "async")
 
 
 @dataclass(frozen=True)
@@ -33,27 +52,37 @@ class Kernel:
     forwards_input: bool = False
     num_refs: int = 0
     resource_factory: object = None
+    step_context: bool = False
+    execution: str = "sync"
 
 
 _KERNELS = {}
 
 
 def register_kernel(op_type, resource=None, forwards_input=False, num_refs=None,
-                    resource_factory=None):
+                    resource_factory=None, step_context=False, execution="sync"):
     """Decorator: registers `compute` as the kernel of `op_type`."""
     if resource not in RESOURCE_KINDS:
         raise ValueError(f"Unknown resource kind {resource!r} for kernel {op_type!r}")
     if (resource == "resource") != (resource_factory is not None):
         raise ValueError(f"Kernel {op_type!r}: a resource_factory goes with resource='resource'")
+    if execution not in EXECUTION_KINDS:
+        raise ValueError(f"Kernel {op_type!r}: unknown execution {execution!r}; expected one "
+                         f"of {EXECUTION_KINDS}")
+    if execution != "sync" and not step_context:
+        raise ValueError(f"Kernel {op_type!r}: {execution} kernels need step_context=True (they "
+                         "must see the step's cancellation)")
 
     def decorate(compute):
         if op_type in _KERNELS:
             raise ValueError(f"Kernel for {op_type!r} is registered twice")
         params = inspect.signature(compute).parameters.values()
-        attr_names = tuple(p.name for p in params if p.kind == p.KEYWORD_ONLY)
+        attr_names = tuple(p.name for p in params
+                           if p.kind == p.KEYWORD_ONLY and not (execution == "async" and
+                                                                p.name == "done"))
         refs = num_refs if num_refs is not None else (1 if resource == "variable_ref" else 0)
         _KERNELS[op_type] = Kernel(op_type, compute, attr_names, resource, forwards_input, refs,
-                                   resource_factory)
+                                   resource_factory, step_context, execution)
         return compute
 
     return decorate

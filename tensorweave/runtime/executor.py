@@ -1,8 +1,11 @@
-"""Execution plans: prune a graph to what a run needs, order it, bind kernels, run it.
+"""Execution plans of one partition: prune, order, bind kernels, and run inline.
 
-A plan is built once per (feeds, fetches, targets) and then reused: each step only walks a flat
-list of (kernel, input slots, output slots) entries, so a training loop pays the Python planning
-cost once. Values live in a per-step list indexed by slot.
+A plan is built once per (feeds, fetches, targets) and device, then reused: each step only walks
+a flat list of nodes (kernel, input slots, output slots), so a training loop pays the Python
+planning cost once. Values live in a per-step list indexed by slot. A partition whose nodes all
+compute synchronously can run inline on the caller's thread (`run_inline`, the fast path of a
+single-device step); otherwise scheduler.py runs it on its device's lanes. The dependency
+counts and consumer lists the scheduler needs are computed here, once.
 """
 import heapq
 import time
@@ -13,18 +16,29 @@ from tensorweave.framework import errors
 from tensorweave.kernels import registry as kernel_registry
 from tensorweave.runtime import resources
 
+SYNC, BLOCKING, ASYNC = "sync", "blocking", "async"
 
-class _Step:
-    __slots__ = ("op", "compute", "resource", "input_slots", "output_slots", "kwargs", "single")
 
-    def __init__(self, op, compute, resource, input_slots, output_slots, kwargs):
-        self.op = op
+class Node:
+    __slots__ = ("index", "op", "name", "label", "op_type", "compute", "input_slots",
+                 "output_slots", "kwargs", "single", "execution", "needs_step", "consumers",
+                 "num_deps")
+
+    def __init__(self, op, name, label, op_type, compute, input_slots, output_slots, kwargs,
+                 execution=SYNC, needs_step=False):
+        self.op = op              # the Operation errors name (for Send/Recv: the producer)
+        self.name = name          # the name traces show
+        self.label = label        # how errors describe the node
+        self.op_type = op_type
         self.compute = compute
-        self.resource = resource
         self.input_slots = input_slots
         self.output_slots = output_slots
         self.kwargs = kwargs
         self.single = len(output_slots) == 1
+        self.execution = execution
+        self.needs_step = needs_step
+        self.consumers = []
+        self.num_deps = 0
 
 
 def prune(fetch_tensors, target_ops, feed_tensors):
@@ -53,9 +67,8 @@ def topological_order(ops, fed=frozenset()):
         pending[op] = len(deps)
         for dep in deps:
             consumers[dep].append(op)
-    ready = sorted((op for op, count in pending.items() if count == 0), key=lambda o: o._id)
     order = []
-    heap = [(op._id, op) for op in ready]
+    heap = [(op._id, op) for op, count in pending.items() if count == 0]
     heapq.heapify(heap)
     while heap:
         _, op = heapq.heappop(heap)
@@ -70,121 +83,197 @@ def topological_order(ops, fed=frozenset()):
     return order
 
 
-class ExecutionPlan:
-    """A cached, runnable schedule for one (feeds, fetches, targets) signature."""
+class PartitionPlan:
+    """The runnable schedule of one partition (runtime/partition.py) for one signature."""
 
-    def __init__(self, fetch_tensors, target_ops, feed_tensors, resource_manager):
-        self.feed_tensors = list(feed_tensors)
-        ops = prune(fetch_tensors, target_ops, self.feed_tensors)
+    def __init__(self, part, resource_manager, step_fetches=()):
+        self.device = part.device
         slots = {}
-        for tensor in self.feed_tensors:
+        for tensor in part.feeds:
             slots[tensor] = len(slots)
-        for op in ops:
+        for key in part.recvs:
+            slots[("recv", key)] = len(slots)
+        self.feed_slots = {t: slots[t] for t in part.feeds}
+        sent = {t.tensor for t in part.sends if t.tensor is not None}
+        value_used = _ops_whose_values_are_used(part.ops, list(part.fetches) + list(sent))
+        for op in part.ops:
             for tensor in op.outputs:
-                if tensor not in slots:
+                if tensor not in slots:  # a fed output keeps its feed slot
                     slots[tensor] = len(slots)
+        nodes = []
+        node_of = {}  # op, or the tensor / control producer a Recv stands for -> node index
+        for key, transfer in part.recvs.items():
+            node = bind_comm("_Recv", transfer, [], [slots[("recv", key)]])
+            self._add(nodes, node, ())
+            node_of[("recv", key)] = node.index
+        for op in part.ops:
+            kernel = kernel_registry.get_kernel(op.type)
+            # A variable op only runs when something reads its value; ops taking it as a ref
+            # (Assign, Apply*) find its storage directly (this lets an initializer run).
+            if kernel is not None and kernel.resource == "variable" and op not in value_used:
+                continue
+            input_slots = [slots[t] if t in slots else slots[("recv", t)] for t in op.inputs]
+            node = bind_op(op, input_slots, [slots[t] for t in op.outputs], resource_manager)
+            deps = set()
+            for tensor in op.inputs:
+                dep = node_of.get(tensor.op, node_of.get(("recv", tensor)))
+                if dep is not None:
+                    deps.add(dep)
+            for control in op.control_inputs:
+                dep = node_of.get(control, node_of.get(("recv", control)))
+                if dep is not None:
+                    deps.add(dep)
+            self._add(nodes, node, deps)
+            node_of[op] = node.index
+        for transfer in part.sends:
+            if transfer.tensor is None:
+                node = bind_comm("_Send", transfer, [], [])
+            else:
+                node = bind_comm("_Send", transfer, [slots[transfer.tensor]], [],
+                                 copy=_may_alias_variable(transfer.tensor, set(part.feeds)))
+            self._add(nodes, node, {node_of[transfer.producer]})
+        self.nodes = nodes
         self.num_slots = len(slots)
-        self.feed_slots = {t: slots[t] for t in self.feed_tensors}
-        self.fetch_slots = [slots[t] for t in fetch_tensors]
-        value_used = _ops_whose_values_are_used(ops, fetch_tensors)
-        # A variable op only needs to run when something reads its value; ops that take it as a
-        # ref (Assign, Apply*) find its storage directly (this is what lets an initializer run).
-        self.steps = [self._bind(op, slots, resource_manager) for op in ops
-                      if op in value_used or kernel_registry.get_kernel(op.type) is None or
-                      kernel_registry.get_kernel(op.type).resource != "variable"]
-        self.ops = ops
-        self.copy_fetch = [_may_alias_variable(t, set(self.feed_tensors)) for t in fetch_tensors]
+        self.fetch_slots = {t: slots[t] for t in part.fetches}
+        self.initial_ready = [n.index for n in nodes if n.num_deps == 0]
+        self.num_deps = [n.num_deps for n in nodes]
+        self.inline = all(n.execution == SYNC and not n.needs_step for n in nodes)
+        self.copy_fetch = {t: _may_alias_variable(t, set(part.feeds)) for t in step_fetches}
+        self.ops = [n.op for n in nodes]
 
     @staticmethod
-    def _bind(op, slots, manager):
-        kernel = kernel_registry.get_kernel(op.type)
-        if kernel is None:
-            raise errors.UnimplementedError(None, op, f"{op.describe()}: no kernel is registered "
-                                            f"for op type {op.type}")
-        kwargs = {name: op.get_attr(name) for name in kernel.attr_names}
-        inputs = list(op.inputs)
-        resource = None
-        if kernel.resource == "variable":
-            resource = resources.variable_cell(manager, op)
-        elif kernel.resource == "variable_ref":
-            cells = []
-            for index, ref in enumerate(inputs[:kernel.num_refs]):
-                if ref.op.type != "VariableV2":
-                    raise errors.InvalidArgumentError(
-                        None, op, f"{op.describe()}: input {index} must be a variable "
-                        f"(VariableV2), got {ref.op.type} {ref.op.name}")
-                cells.append(resources.variable_cell(manager, ref.op))
-            resource = cells[0] if len(cells) == 1 else tuple(cells)
-            inputs = inputs[kernel.num_refs:]
-        elif kernel.resource == "rng":
-            resource = resources.rng_for(manager, op)
-        elif kernel.resource == "resource":
-            resource = resources.owned_resource(manager, op, kernel.resource_factory)
-        elif kernel.resource == "resource_ref":
-            owner = inputs[0].op
-            owner_kernel = kernel_registry.get_kernel(owner.type)
-            if owner_kernel is None or owner_kernel.resource != "resource":
-                raise errors.InvalidArgumentError(
-                    None, op, f"{op.describe()}: input 0 must be a resource handle, got "
-                    f"{owner.type} {owner.name}")
-            resource = resources.owned_resource(manager, owner, owner_kernel.resource_factory)
-            inputs = inputs[1:]
-        compute = kernel.compute
-        if resource is not None:
-            bound = resource if isinstance(resource, tuple) else (resource,)
-            raw = compute
+    def _add(nodes, node, deps):
+        node.index = len(nodes)
+        nodes.append(node)
+        for dep in deps:
+            nodes[dep].consumers.append(node.index)
+            node.num_deps += 1
 
-            def compute(*args, **kw):
-                return raw(*bound, *args, **kw)
-        return _Step(op, compute, resource, [slots[t] for t in inputs],
-                     [slots[t] for t in op.outputs], kwargs)
-
-    def run(self, feed_values, step_stats=None):
-        """Runs one step; `feed_values` maps fed tensors to arrays. Returns the fetched values."""
-        values = [None] * self.num_slots
-        for tensor, value in feed_values.items():
-            values[self.feed_slots[tensor]] = value
-        step = None
+    def run_inline(self, values, step_stats=None):
+        """Runs every node in order on this thread (the plan must be `inline`)."""
+        node = None
         try:
             if step_stats is None:
-                for step in self.steps:
-                    slots = step.input_slots
-                    result = step.compute(*[values[i] for i in slots], **step.kwargs)
-                    if step.single:
-                        values[step.output_slots[0]] = result
+                for node in self.nodes:
+                    result = node.compute(*[values[i] for i in node.input_slots], **node.kwargs)
+                    if node.single:
+                        values[node.output_slots[0]] = result
                     else:
-                        for slot, value in zip(step.output_slots, result):
+                        for slot, value in zip(node.output_slots, result):
                             values[slot] = value
             else:
-                self._run_traced(values, step_stats)
-        except errors.OpError as exc:
-            if exc.op is not None or step is None:
+                for node in self.nodes:
+                    start = time.perf_counter()
+                    result = node.compute(*[values[i] for i in node.input_slots], **node.kwargs)
+                    store_outputs(node, values, result)
+                    record(step_stats, node, self.device, start, time.perf_counter(), values)
+        except Exception as exc:  # noqa: BLE001 - every kernel failure becomes an OpError
+            if node is None:
                 raise
-            raise type(exc)(None, step.op, f"{step.op.describe()}: {exc.message}") from None
-        except Exception as exc:  # a kernel failed: name the op and where the user made it
-            if step is None:
-                raise
-            error = errors.InvalidArgumentError(
-                None, step.op, f"{step.op.describe()}: {type(exc).__name__}: {exc}")
-            error.kernel_exception = exc  # the original, for debugging a kernel
-            raise error from None
-        return [_fetched(values[i], copy) for i, copy in zip(self.fetch_slots, self.copy_fetch)]
-
-    def _run_traced(self, values, step_stats):
-        for step in self.steps:
-            start = time.perf_counter()
-            result = step.compute(*[values[i] for i in step.input_slots], **step.kwargs)
-            end = time.perf_counter()
-            outputs = (result,) if step.single else tuple(result)
-            for slot, value in zip(step.output_slots, outputs):
-                values[slot] = value
-            step_stats.append({"op": step.op.name, "type": step.op.type,
-                               "device": step.op.device, "start_s": start,
-                               "duration_s": end - start,
-                               "output_bytes": sum(getattr(v, "nbytes", 0) for v in outputs)})
+            raise op_error(node, exc) from None
 
 
-def _fetched(value, copy):
+def bind_op(op, input_slots, output_slots, manager):
+    """A Node running `op`'s kernel, with its resources bound (not its step context)."""
+    kernel = kernel_registry.get_kernel(op.type)
+    if kernel is None:
+        raise errors.UnimplementedError(None, op, f"{op.describe()}: no kernel is registered "
+                                        f"for op type {op.type}")
+    kwargs = {name: op.get_attr(name) for name in kernel.attr_names}
+    inputs = list(op.inputs)
+    resource = None
+    if kernel.resource == "variable":
+        resource = resources.variable_cell(manager, op)
+    elif kernel.resource == "variable_ref":
+        cells = []
+        for index, ref in enumerate(inputs[:kernel.num_refs]):
+            if ref.op.type != "VariableV2":
+                raise errors.InvalidArgumentError(
+                    None, op, f"{op.describe()}: input {index} must be a variable "
+                    f"(VariableV2), got {ref.op.type} {ref.op.name}")
+            cells.append(resources.variable_cell(manager, ref.op))
+        resource = cells[0] if len(cells) == 1 else tuple(cells)
+        input_slots = input_slots[kernel.num_refs:]
+    elif kernel.resource == "rng":
+        resource = resources.rng_for(manager, op)
+    elif kernel.resource == "resource":
+        resource = resources.owned_resource(manager, op, kernel.resource_factory)
+    elif kernel.resource == "resource_ref":
+        owner = inputs[0].op
+        owner_kernel = kernel_registry.get_kernel(owner.type)
+        if owner_kernel is None or owner_kernel.resource != "resource":
+            raise errors.InvalidArgumentError(
+                None, op, f"{op.describe()}: input 0 must be a resource handle, got "
+                f"{owner.type} {owner.name}")
+        resource = resources.owned_resource(manager, owner, owner_kernel.resource_factory)
+        input_slots = input_slots[1:]
+    compute = kernel.compute
+    if resource is not None:
+        bound = resource if isinstance(resource, tuple) else (resource,)
+        raw = compute
+        if kernel.step_context:
+            def compute(step, *args, **kw):
+                return raw(step, *bound, *args, **kw)
+        else:
+            def compute(*args, **kw):
+                return raw(*bound, *args, **kw)
+    return Node(op, op.name, op.describe(), op.type, compute, list(input_slots), list(output_slots),
+                kwargs, kernel.execution, kernel.step_context)
+
+
+def bind_comm(op_type, transfer, input_slots, output_slots, copy=False):
+    """A _Send or _Recv node for one side of a partition.Transfer."""
+    kernel = kernel_registry.get_kernel(op_type)
+    kwargs = {"tensor_name": transfer.tensor_name, "send_device": transfer.src,
+              "send_device_incarnation": 0, "recv_device": transfer.dst,
+              "client_terminated": False}
+    kwargs["T" if op_type == "_Send" else "tensor_type"] = transfer.dtype
+    compute = kernel.compute
+    if op_type == "_Send" and transfer.tensor is None:
+        raw = compute
+
+        def compute(step, **kw):  # a control edge carries an empty value
+            return raw(step, np.zeros((), np.bool_), **kw)
+    elif copy:  # the sender may update the variable in place before the receiver reads it
+        raw = compute
+
+        def compute(step, value, **kw):
+            return raw(step, np.array(value, copy=True), **kw)
+    label = (f"{op_type} of {transfer.tensor_name} from {transfer.src} to {transfer.dst} "
+             f"(for {transfer.producer.describe()})")
+    name = f"{op_type}/{transfer.tensor_name}->{transfer.dst}"
+    return Node(transfer.producer, name, label, op_type, compute, input_slots, output_slots, kwargs,
+                kernel.execution, kernel.step_context)
+
+
+def store_outputs(node, values, result):
+    if node.single:
+        values[node.output_slots[0]] = result
+    elif node.output_slots:
+        for slot, value in zip(node.output_slots, result):
+            values[slot] = value
+
+
+def record(step_stats, node, device, start, end, values):
+    step_stats.append({"op": node.name, "type": node.op_type, "device": device, "start_s": start,
+                       "duration_s": end - start,
+                       "output_bytes": sum(getattr(values[s], "nbytes", 0)
+                                           for s in node.output_slots)})
+
+
+def op_error(node, exc):
+    """`exc`, raised by `node`'s kernel, as an OpError naming the op and where it was made."""
+    if isinstance(exc, errors.OpError):
+        if exc.op is not None:
+            return exc
+        return type(exc)(None, node.op, f"{node.label}: {exc.message}")
+    error = errors.InvalidArgumentError(None, node.op,
+                                        f"{node.label}: {type(exc).__name__}: {exc}")
+    error.kernel_exception = exc  # the original, for debugging a kernel
+    return error
+
+
+def fetched(value, copy):
     """What a fetch returns: NumPy scalars for 0-d values (as TF does), and a copy when the
     value may alias a variable that later steps update in place."""
     if isinstance(value, np.ndarray):
@@ -205,7 +294,7 @@ def _ops_whose_values_are_used(ops, fetch_tensors):
 
 
 def _may_alias_variable(tensor, fed):
-    """True if the fetched value may share memory with a variable's storage."""
+    """True if the value may share memory with a variable's storage."""
     seen = set()
     while tensor not in fed and tensor not in seen:
         seen.add(tensor)

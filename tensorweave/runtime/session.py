@@ -2,10 +2,14 @@
 
 `run` normalises its fetches (nested lists, tuples, dicts, namedtuples of Tensors, Operations,
 names and tensor-like objects) and feeds (Tensor or name keys), then looks up the plan for that
-(feeds, fetches, targets) signature, building it once.
+(feeds, fetches, targets) signature, building it once (prune, place, partition: step_plan.py).
+A session owns its devices (`ConfigProto.device_count`), their worker threads (started at the
+first step that needs them) and a resource manager. `close()` cancels the steps still running
+(they raise CancelledError), waits for them to let go of their threads, and stops the threads.
 """
 import collections
 import threading
+import weakref
 
 import numpy as np
 
@@ -15,12 +19,16 @@ from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.runtime import allocator
 from tensorweave.runtime import config as config_lib
-from tensorweave.runtime.executor import ExecutionPlan
+from tensorweave.runtime import devices as devices_lib
+from tensorweave.runtime import scheduler
 from tensorweave.runtime.resources import ResourceManager
+from tensorweave.runtime.step_plan import GraphPlacement, StepPlan
 
 IndexedSlicesValue = collections.namedtuple("IndexedSlicesValue",
                                             ["values", "indices", "dense_shape"])
 LOCAL_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
+# How long close() waits for cancelled steps to release their threads before stopping them.
+_CLOSE_GRACE_SECONDS = 5.0
 
 # target prefix -> factory(target, graph, config) -> session implementation; filled by the
 # distributed layer for "grpc://" (the runtime layer cannot import it).
@@ -29,12 +37,6 @@ _TARGET_FACTORIES = {}
 
 def register_session_target(prefix, factory):
     _TARGET_FACTORIES[prefix] = factory
-
-
-class _DeviceAttributes(collections.namedtuple("_DeviceAttributes",
-                                               ["name", "device_type", "memory_limit_bytes",
-                                                "incarnation"])):
-    pass
 
 
 class BaseSession:
@@ -52,6 +54,16 @@ class BaseSession:
         self.num_plans_built = 0
         self._resource_manager = ResourceManager()
         self._default_controller = None
+        self._devices = devices_lib.local_devices(self._config)
+        self._device_set = devices_lib.DeviceSet(self._devices)
+        self._placement = GraphPlacement(
+            self._graph, self._device_set, self._config.allow_soft_placement,
+            self._config.log_device_placement, self._config.graph_options.place_pruned_graph)
+        self._runtime = None
+        self._active_steps = set()
+        self._steps_done = threading.Condition(self._lock)
+        self._blas_request = devices_lib.blas_thread_limits.request(
+            devices_lib.blas_threads_for(self._config, len(self._devices)))
         if self._target not in ("", "local"):
             prefix = self._target.split("://", 1)[0] + "://" if "://" in self._target else None
             if prefix not in _TARGET_FACTORIES:
@@ -76,16 +88,66 @@ class BaseSession:
         return self._target
 
     def list_devices(self):
-        return [_DeviceAttributes(LOCAL_DEVICE, "CPU", 0, 1)]
+        """The session's devices, as DeviceAttributes(name, device_type, ...)."""
+        return [device.attributes() for device in self._devices]
+
+    def assigned_device(self, element):
+        """The full name of the device that runs `element` (an op, tensor or name): where the
+        placer put it, which `op.device` (the request) does not tell after soft placement."""
+        element = self._graph.as_graph_element(element)
+        op = element.op if isinstance(element, graph_lib.Tensor) else element
+        return self._placement.assign([op])[op]
+
+    def placement_report(self):
+        """The compact per-device table that log_device_placement prints."""
+        from tensorweave.runtime import placer
+        self._placement.assign([])
+        last = self._placement.last
+        return placer.placement_table(last, list(last.assignment), self._device_set.names)
 
     def as_default(self):
         return graph_lib.default_session(self)
 
     def close(self):
-        self._closed = True
-        self._plans.clear()
+        with self._lock:
+            if self._closed and self._runtime is None:
+                return
+            self._closed = True
+            self._plans.clear()
+            for token in list(self._active_steps):
+                token.cancel(errors.CancelledError(None, None, "Session was closed while the "
+                                                   "step was running."))
+            self._steps_done.wait_for(lambda: not self._active_steps, _CLOSE_GRACE_SECONDS)
+            runtime, self._runtime = self._runtime, None
+        if runtime is not None:
+            runtime.close()
+        devices_lib.blas_thread_limits.release(self._blas_request)
+        self._blas_request = None
         if self._remote is not None:
             self._remote.close()
+
+    def _get_runtime(self):
+        with self._lock:
+            if self._runtime is None:
+                if self._closed:
+                    raise RuntimeError("Attempted to use a closed Session.")
+                self._runtime = scheduler.Runtime(self._devices)
+                # An abandoned session's idle threads are told to exit when it is collected.
+                weakref.finalize(self, self._runtime.close, join=False)
+            return self._runtime
+
+    def _register_step(self, token):
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("Attempted to use a closed Session.")
+            self._active_steps.add(token)
+
+        def unregister():
+            with self._lock:
+                self._active_steps.discard(token)
+                self._steps_done.notify_all()
+
+        return unregister
 
     def __enter__(self):
         if self._default_controller is None:
@@ -119,11 +181,18 @@ class BaseSession:
             plan = self._build_plan(flat, feeds)
             self._plans[key] = plan
         trace = None
-        if options is not None and options.trace_level >= config_lib.RunOptions.FULL_TRACE:
-            trace = []
-        values = plan.run(feeds, trace)
-        if trace is not None and run_metadata is not None:
-            run_metadata.step_stats.add_node_stats(trace)
+        timeout_ms = self._config.operation_timeout_in_ms
+        if options is not None:
+            if options.trace_level >= config_lib.RunOptions.FULL_TRACE:
+                trace = []
+            timeout_ms = options.timeout_in_ms or timeout_ms
+        values = plan.run(feeds, self._get_runtime, timeout_ms / 1e3 if timeout_ms else None,
+                          trace, self._register_step)
+        if run_metadata is not None:
+            if trace is not None:
+                run_metadata.step_stats.add_node_stats(trace)
+            if options is not None and options.output_partition_graphs:
+                run_metadata.partition_graphs.extend(plan.partition_graph_defs(LOCAL_DEVICE))
         fetched = iter(values)
         return rebuild(iter([next(fetched) if isinstance(item, graph_lib.Tensor) else None
                              for item in flat]))
@@ -142,7 +211,7 @@ class BaseSession:
                 raise TypeError(f"This callable takes {len(feed_tensors)} feed values, got "
                                 f"{len(feed_args)}")
             feeds = {t: _check_feed(t, v) for t, v in zip(feed_tensors, feed_args)}
-            values = iter(plan.run(feeds))
+            values = iter(plan.run(feeds, self._get_runtime, None, None, self._register_step))
             return rebuild(iter([next(values) if flag else None for flag in is_tensor]))
 
         return run_callable
@@ -155,7 +224,8 @@ class BaseSession:
         for item in flat:
             if not self._graph.is_fetchable(item):
                 raise errors.InvalidArgumentError(None, None, f"{item.name} may not be fetched.")
-        plan = ExecutionPlan(fetch_tensors, targets, list(feeds), self._resource_manager)
+        plan = StepPlan(fetch_tensors, targets, list(feeds), self._placement,
+                        self._resource_manager)
         self.num_plans_built += 1
         return plan
 

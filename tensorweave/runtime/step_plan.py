@@ -1,0 +1,132 @@
+"""A step's plan: prune, place, partition, compile one plan per device; then run it.
+
+`GraphPlacement` keeps a session's placement of its graph: the whole graph is placed at the
+first step (as TF's DirectSession does, unless GraphOptions.place_pruned_graph), and when the
+graph grows only the new ops are placed, the others keep their devices, so a variable never
+moves. `StepPlan.run` takes the fast path when the step is one partition of synchronous
+kernels and has no deadline: it runs inline on the calling thread with no thread hop. Any other
+step (several devices, a Recv, a blocking queue op, a deadline) runs on the parallel executor.
+"""
+import itertools
+import threading
+
+from tensorweave.runtime import executor
+from tensorweave.runtime import partition as partition_lib
+from tensorweave.runtime import placer as placer_lib
+from tensorweave.runtime import scheduler
+from tensorweave.runtime.cancellation import CancellationToken
+
+_step_ids = itertools.count(1)
+
+
+def next_step_id():
+    return next(_step_ids)
+
+
+class GraphPlacement:
+    """The device of every op of one graph, for one session's devices and options."""
+
+    def __init__(self, graph, device_set, allow_soft_placement=False, log=False,
+                 place_pruned_graph=False):
+        self.graph = graph
+        self.device_set = device_set
+        self.allow_soft_placement = allow_soft_placement
+        self.log = log
+        self.place_pruned_graph = place_pruned_graph
+        self.assignment = {}
+        self.last = None
+        self._placed_version = None
+        self._lock = threading.Lock()
+
+    def assign(self, ops):
+        """The devices of `ops` (placing the graph's new ops first); op -> device name."""
+        with self._lock:
+            if self.place_pruned_graph:
+                missing = [op for op in ops if op not in self.assignment]
+                if missing:
+                    self._place(sorted(set(self.assignment) | set(missing),
+                                       key=lambda o: o._id))
+            elif self._placed_version != self.graph.version:
+                self._place(self.graph.get_operations())
+                self._placed_version = self.graph.version
+            return self.assignment
+
+    def _place(self, ops):
+        if len(self.device_set) == 1:  # nothing to choose: only check the new ops' requests
+            ops = [op for op in ops if op not in self.assignment]
+            if not ops:
+                return
+        placement = placer_lib.place(ops, self.device_set, self.allow_soft_placement,
+                                     pinned=self.assignment)
+        self.assignment.update(placement.assignment)
+        self.last = placement
+        if self.log:
+            placer_lib.log_placement(placement, ops, self.device_set.names)
+
+
+class StepPlan:
+    """The cached plans of one (feeds, fetches, targets) signature, one per device."""
+
+    def __init__(self, fetch_tensors, target_ops, feed_tensors, placement, resource_manager):
+        feed_tensors = list(feed_tensors)
+        ops = executor.prune(fetch_tensors, target_ops, feed_tensors)
+        assignment = placement.assign(ops)
+        self.partitions = partition_lib.partition(ops, assignment, feed_tensors, fetch_tensors)
+        self.plans = [executor.PartitionPlan(part, resource_manager, fetch_tensors)
+                      for part in self.partitions.values()]
+        self.inline = len(self.plans) <= 1 and all(plan.inline for plan in self.plans)
+        self.devices = [plan.device for plan in self.plans]
+        fed = set(feed_tensors)
+        self._fetches = []  # (plan index or None for a fed tensor, slot or tensor, copy)
+        for tensor in fetch_tensors:
+            if tensor in fed:
+                self._fetches.append((None, tensor, False))
+                continue
+            for index, plan in enumerate(self.plans):
+                if tensor in plan.fetch_slots:
+                    self._fetches.append((index, plan.fetch_slots[tensor],
+                                          plan.copy_fetch[tensor]))
+                    break
+
+    def run(self, feed_values, runtime_factory=None, timeout=None, step_stats=None,
+            register_step=None):
+        """Runs one step; returns the fetched values in order.
+
+        `runtime_factory()` gives the session's threads (needed unless the step runs inline);
+        `register_step(token)` lets the session cancel the step and returns an unregister
+        callable; `timeout` is in seconds.
+        """
+        if self.inline and timeout is None:
+            values_by_plan = []
+            if self.plans:
+                plan = self.plans[0]
+                values = [None] * plan.num_slots
+                for tensor, slot in plan.feed_slots.items():
+                    values[slot] = feed_values[tensor]
+                plan.run_inline(values, step_stats)
+                values_by_plan.append(values)
+            return self._collect(values_by_plan, feed_values)
+        token = CancellationToken()
+        unregister = register_step(token) if register_step is not None else None
+        try:
+            step = scheduler.ParallelStep(self.plans, runtime_factory(), token, next_step_id(),
+                                          step_stats)
+            step.start(feed_values)
+            step.wait(timeout)
+        finally:
+            if unregister is not None:
+                unregister()
+        return self._collect([run.values for run in step.runs], feed_values)
+
+    def _collect(self, values_by_plan, feed_values):
+        out = []
+        for index, where, copy in self._fetches:
+            if index is None:
+                out.append(executor.fetched(feed_values[where], False))
+            else:
+                out.append(executor.fetched(values_by_plan[index][where], copy))
+        return out
+
+    def partition_graph_defs(self, client_device):
+        return [partition_lib.partition_graph_def(part, client_device)
+                for part in self.partitions.values()]
