@@ -545,3 +545,25 @@ def test_kernels_never_write_into_their_inputs():
     np.testing.assert_array_equal(value, kept)
     np.testing.assert_allclose(got[0], ref.max_pool(kept.astype(np.float64), (2, 3), (1, 1),
                                                     "SAME"), rtol=1e-6)
+
+
+def test_graph_def_round_trip_keeps_the_attrs():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [2, 8, 8, 3], name="x")
+        y = tf.nn.conv2d(x, tf.ones([3, 3, 3, 4]), [1, 2, 1, 1], [[0, 0], [1, 1], [0, 2], [0, 0]],
+                         dilations=[1, 1, 2, 1])
+        y = tf.nn.max_pool(tf.nn.bias_add(y, tf.ones([4])), 2, 2, "SAME")
+        y = tf.nn.avg_pool(tf.nn.depthwise_conv2d(y, tf.ones([2, 2, 4, 2]), [1, 1, 1, 1],
+                                                  "SAME"), 2, 1, "VALID")
+        (grad,) = tf.gradients(tf.reduce_sum(y * y), [x])
+    imported = tf.Graph()
+    with imported.as_default():
+        tf.import_graph_def(graph.as_graph_def(), name="")
+    value = np.random.default_rng(4).random((2, 8, 8, 3)).astype(np.float32)
+    with tf.Session(graph=graph) as session:
+        want = session.run([y, grad], {x: value})
+    with tf.Session(graph=imported) as session:
+        got = session.run([y.name, grad.name], {"x:0": value})
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
