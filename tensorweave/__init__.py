@@ -42,6 +42,9 @@ from tensorweave.ops.math_ops import sub, mul, neg  # noqa: F401
 from tensorweave.ops.random_ops import (random_normal, random_uniform,  # noqa: F401
                                         truncated_normal, random_shuffle)
 from tensorweave.ops.control_flow_ops import group, no_op, tuple, with_dependencies  # noqa: F401, A001
+from tensorweave.ops.data_flow_ops import (QueueBase, FIFOQueue, PaddingFIFOQueue,  # noqa: F401
+                                           RandomShuffleQueue, ConditionalAccumulator,
+                                           ConditionalAccumulatorBase)
 from tensorweave.ops.state_ops import (assign, assign_add, assign_sub, scatter_update,  # noqa: F401
                                        scatter_add, scatter_sub, is_variable_initialized)
 from tensorweave.ops.variables import (Variable, global_variables, all_variables,  # noqa: F401

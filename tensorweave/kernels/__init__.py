@@ -7,3 +7,4 @@ from tensorweave.kernels import array, control_flow, math, nn, random, state, tr
 from tensorweave.kernels import activation, conv  # noqa: F401
 from tensorweave.kernels import dataset, parsing  # noqa: F401
 from tensorweave.kernels import comm  # noqa: F401
+from tensorweave.kernels import data_flow  # noqa: F401

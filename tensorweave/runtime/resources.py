@@ -1,4 +1,4 @@
-"""The resource manager: state that outlives a step (variables, RNG state; later queues).
+"""The resource manager: state that outlives a step (variables, RNG state, queues, accumulators).
 
 Resources are keyed by (container, name). A local Session owns one manager, so its variables
 live as long as the session; a server's manager (distributed layer) outlives client sessions.
@@ -70,11 +70,13 @@ def variable_cell(manager, op):
 
 
 def owned_resource(manager, op, factory):
-    """The resource a stateful op owns (created on first use from the op's attrs)."""
+    """The resource a stateful op owns (created on first use from the op's attrs; the factory
+    sees `shared_name` set to the resource's name, the op's name when it had none)."""
     attrs = op.attrs
     container = attrs.get("container", "") or ""
     name = attrs.get("shared_name", "") or op.name
-    return manager.lookup_or_create(container, name, lambda: factory(attrs))
+    return manager.lookup_or_create(container, name,
+                                    lambda: factory(dict(attrs, shared_name=name)))
 
 
 def rng_for(manager, op):
