@@ -106,3 +106,20 @@ def test_tensor_operators_are_installed():
         if name == "__getitem__":
             continue
         assert getattr(tf.Tensor, name, None) is not None, name
+QUEUES_AND_RUNTIME = {
+    "": "FIFOQueue PaddingFIFOQueue RandomShuffleQueue QueueBase ConditionalAccumulator "
+        "ConditionalAccumulatorBase",
+    "train": "QueueRunner Coordinator start_queue_runners add_queue_runner",
+}
+
+
+@pytest.mark.parametrize("module,names", sorted(QUEUES_AND_RUNTIME.items()))
+def test_queue_and_runtime_names(module, names):
+    namespace = getattr(tf, module) if module else tf
+    missing = [n for n in names.split() if not hasattr(namespace, n)]
+    assert not missing, f"tf.{module or ''} lacks {missing}"
+
+
+def test_timeline_module_path_exists():
+    module = importlib.import_module("tensorweave.timeline")
+    assert callable(module.Timeline)

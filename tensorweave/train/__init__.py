@@ -5,6 +5,9 @@ from tensorweave.train.momentum import MomentumOptimizer  # noqa: F401
 from tensorweave.train.adam import AdamOptimizer  # noqa: F401
 from tensorweave.train.adagrad import AdagradOptimizer  # noqa: F401
 from tensorweave.train.rmsprop import RMSPropOptimizer  # noqa: F401
+from tensorweave.train.coordinator import Coordinator  # noqa: F401
+from tensorweave.train.queue_runner import (QueueRunner, add_queue_runner,  # noqa: F401
+                                            start_queue_runners)
 from tensorweave.train.training_util import (get_global_step, create_global_step,  # noqa: F401
                                              get_or_create_global_step, global_step,
                                              assert_global_step)
