@@ -67,6 +67,7 @@ from tensorweave.ops.gradients import (gradients, hessians, RegisterGradient,  #
 from tensorweave.runtime.session import Session, InteractiveSession  # noqa: F401
 from tensorweave.runtime.config import (ConfigProto, RunOptions, RunMetadata,  # noqa: F401
                                         GPUOptions, GraphOptions, OptimizerOptions)
+from tensorweave.distributed.config import RPCOptions  # noqa: F401
 from tensorweave import kernels as _kernels  # noqa: F401 - registers every kernel
 from tensorweave import layers, losses, metrics  # noqa: F401
 from tensorweave import (app, compat, errors, flags, initializers, logging, math,  # noqa: F401

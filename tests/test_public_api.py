@@ -123,3 +123,19 @@ def test_queue_and_runtime_names(module, names):
 def test_timeline_module_path_exists():
     module = importlib.import_module("tensorweave.timeline")
     assert callable(module.Timeline)
+
+
+# Issue 5: the distributed runtime (tf.train.Server & co; tf.Session.reset for remote targets).
+DISTRIBUTED = {
+    "": "RPCOptions",
+    "train": "ClusterSpec Server ServerDef ClusterDef JobDef replica_device_setter "
+             "GreedyLoadBalancingStrategy byte_size_load_fn TFConfigClusterResolver",
+    "Session": "reset",
+}
+
+
+@pytest.mark.parametrize("module,names", sorted(DISTRIBUTED.items()))
+def test_distributed_names(module, names):
+    namespace = getattr(tf, module) if module else tf
+    missing = [n for n in names.split() if not hasattr(namespace, n)]
+    assert not missing, f"tf.{module or '<top>'} lacks {missing}"

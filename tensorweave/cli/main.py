@@ -1,6 +1,9 @@
 """The `tensorweave` command.
 
   tensorweave demo [--data_dir DIR] [--epochs N]   train the MNIST MLP and report test accuracy
+  tensorweave server --cluster C --job J --task T  run one task of a cluster (server_command.py)
+  tensorweave launch --ps N --workers M -- CMD     run CMD as every task of a local cluster
+                                                   (launch.py)
   tensorweave version
 
 The demo finds MNIST in --data_dir, $TENSORWEAVE_MNIST_DIR, a shared/data/mnist folder beside
@@ -11,6 +14,8 @@ import sys
 import time
 
 import numpy as np
+
+from tensorweave.cli import launch, server_command
 
 
 def _demo(args):
@@ -66,9 +71,15 @@ def main(argv=None):
     demo.add_argument("--epochs", type=int, default=5)
     demo.add_argument("--seed", type=int, default=1)
     commands.add_parser("version", help="print the version")
+    server_command.add_parser(commands)
+    launch.add_parser(commands)
     args = parser.parse_args(argv)
     if args.command == "demo":
         return _demo(args)
+    if args.command == "server":
+        return server_command.run(args)
+    if args.command == "launch":
+        return launch.run(args)
     import tensorweave
     print(tensorweave.__version__)
     return 0

@@ -18,3 +18,7 @@ from tensorweave.framework.protos.example_pb2 import (Example, SequenceExample, 
                                                       Features, Feature, FeatureList,
                                                       FeatureLists, BytesList, FloatList,
                                                       Int64List)
+from tensorweave.train.server_lib import (ClusterSpec, Server, ClusterDef,  # noqa: F401
+                                          ServerDef, JobDef, TFConfigClusterResolver)
+from tensorweave.train.device_setter import (replica_device_setter,  # noqa: F401
+                                             GreedyLoadBalancingStrategy, byte_size_load_fn)

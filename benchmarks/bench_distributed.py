@@ -1,0 +1,306 @@
+"""Distributed benchmarks (issue 5): tensorweave against TensorFlow 2.21 (`tf.compat.v1`) in the
+same run, each as separate processes on 127.0.0.1, the same graphs for both.
+
+    python benchmarks/bench_distributed.py                 # tensorweave only
+    python benchmarks/bench_distributed.py --compare-tf    # both (builds benchmarks/.venv-tf once)
+
+Workloads (one ps task and one or two worker tasks, each a process; every worker runs its
+client in its own process against its own server, as between-graph training does):
+  transfer  a 64 MB float32 variable on the ps, reduced on the worker: MB/s of sess.run, against
+            a raw loopback TCP stream between two processes measured in the same run;
+  latency   a tiny op on the ps (variable + 1) fetched by the worker's client: us per run;
+  mlp       asynchronous between-graph MLP 784-512-512-10, Adam, batch 128, 1 ps + 2 workers:
+            aggregate steps/s of the two workers running at the same time.
+Run with `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE` on this workplace (see BENCHMARKS.md).
+"""
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_foundation import ensure_tf_venv  # noqa: E402
+
+MB = 1 << 20
+TRANSFER_BYTES = 64 * MB
+
+
+def free_ports(count):
+    sockets = [socket.socket() for _ in range(count)]
+    for sock in sockets:
+        sock.bind(("127.0.0.1", 0))
+    ports = [sock.getsockname()[1] for sock in sockets]
+    for sock in sockets:
+        sock.close()
+    return ports
+
+
+# --- roles: each runs in its own process ------------------------------------------------------
+def framework(name):
+    if name == "tensorweave":
+        import tensorweave as tf
+        return tf
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import tensorflow
+    tf = tensorflow.compat.v1
+    tf.disable_eager_execution()
+    return tf
+
+
+def role_ps(args):
+    tf = framework(args.framework)
+    server = tf.train.Server(tf.train.ClusterSpec(json.loads(args.cluster)), "ps", 0)
+    print("READY", flush=True)
+    server.join()
+
+
+def role_transfer(args):
+    """The worker of the transfer and latency workloads (client in the worker's process)."""
+    tf = framework(args.framework)
+    cluster = tf.train.ClusterSpec(json.loads(args.cluster))
+    server = tf.train.Server(cluster, "worker", 0)
+    with tf.device("/job:ps/task:0"):
+        big = tf.Variable(tf.ones([TRANSFER_BYTES // 4]), name="big")
+        small = tf.Variable(1.0, name="small")
+        tiny = small + 1.0
+    with tf.device("/job:worker/task:0"):
+        total = tf.reduce_sum(big)
+    results = {}
+    with tf.Session(server.target) as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(3):
+            sess.run(total)
+        times = []
+        for _ in range(args.repeats):
+            start = time.perf_counter()
+            sess.run(total)
+            times.append(time.perf_counter() - start)
+        results["transfer_mb_s"] = TRANSFER_BYTES / MB / statistics.median(times)
+        for _ in range(200):
+            sess.run(tiny)
+        samples = []
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(200):
+                sess.run(tiny)
+            samples.append((time.perf_counter() - start) / 200)
+        results["latency_us"] = statistics.median(samples) * 1e6
+    print("RESULT " + json.dumps(results), flush=True)
+
+
+def role_mlp_worker(args):
+    tf = framework(args.framework)
+    cluster = tf.train.ClusterSpec(json.loads(args.cluster))
+    index = args.index
+    server = tf.train.Server(cluster, "worker", index)
+    with tf.device(tf.train.replica_device_setter(worker_device=f"/job:worker/task:{index}",
+                                                  cluster=cluster)):
+        global_step = tf.train.get_or_create_global_step()
+        x = tf.placeholder(tf.float32, [None, 784])
+        y = tf.placeholder(tf.float32, [None, 10])
+        h = x
+        for layer, (fan_in, fan_out) in enumerate(((784, 512), (512, 512), (512, 10))):
+            w = tf.Variable(tf.truncated_normal([fan_in, fan_out], stddev=0.05, seed=layer + 1))
+            b = tf.Variable(tf.zeros([fan_out]))
+            h = tf.matmul(h, w) + b
+            if layer < 2:
+                h = tf.nn.relu(h)
+        loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=h))
+        train_op = tf.train.AdamOptimizer(1e-3).minimize(loss, global_step=global_step)
+    init = tf.global_variables_initializer()
+    not_ready = tf.report_uninitialized_variables()
+    rng = np.random.default_rng(index)
+    batches = [(rng.random((128, 784), dtype=np.float32),
+                np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)]) for _ in range(10)]
+    with tf.Session(server.target) as sess:
+        if index == 0:
+            sess.run(init)
+        while len(sess.run(not_ready)):
+            time.sleep(0.05)
+        for i in range(10):
+            sess.run(train_op, {x: batches[i % 10][0], y: batches[i % 10][1]})
+        print("READY", flush=True)
+        sys.stdin.readline()  # the driver starts every worker's timed run at once
+        steps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < args.seconds:
+            images, labels = batches[steps % 10]
+            sess.run(train_op, {x: images, y: labels})
+            steps += 1
+        elapsed = time.perf_counter() - start
+    print("RESULT " + json.dumps({"steps_per_s": steps / elapsed}), flush=True)
+
+
+def role_tcp_sender(args):
+    payload = np.ones(TRANSFER_BYTES, np.uint8)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", args.port))
+    listener.listen(1)
+    print("READY", flush=True)
+    conn, _ = listener.accept()
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    while conn.recv(1):
+        conn.sendall(memoryview(payload))
+
+
+def role_tcp_receiver(args):
+    conn = socket.create_connection(("127.0.0.1", args.port))
+    buffer = np.empty(TRANSFER_BYTES, np.uint8)
+    view = memoryview(buffer)
+    times = []
+    for _ in range(args.repeats + 3):
+        start = time.perf_counter()
+        conn.sendall(b"x")
+        received = 0
+        while received < TRANSFER_BYTES:
+            received += conn.recv_into(view[received:], TRANSFER_BYTES - received)
+        times.append(time.perf_counter() - start)
+    print("RESULT " + json.dumps({"tcp_mb_s": TRANSFER_BYTES / MB /
+                                  statistics.median(times[3:])}), flush=True)
+
+
+ROLES = {"ps": role_ps, "transfer": role_transfer, "mlp_worker": role_mlp_worker,
+         "tcp_sender": role_tcp_sender, "tcp_receiver": role_tcp_receiver}
+
+
+# --- the driver -------------------------------------------------------------------------------
+class Process:
+    def __init__(self, python, role, **options):
+        argv = [python, os.path.abspath(__file__), "--role", role]
+        for key, value in options.items():
+            argv += [f"--{key.replace('_', '-')}", str(value)]
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True, env=env, start_new_session=True)
+
+    def wait_for(self, prefix, timeout=600):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError(f"role exited with {self.process.wait()} before {prefix}")
+            if line.startswith(prefix):
+                return line[len(prefix):].strip()
+        raise RuntimeError(f"timed out waiting for {prefix}")
+
+    def go(self):
+        self.process.stdin.write("go\n")
+        self.process.stdin.flush()
+
+    def stop(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, 9)
+        self.process.wait()
+
+
+def run_transfer_and_latency(python, name, repeats):
+    ps_port, worker_port = free_ports(2)
+    cluster = json.dumps({"ps": [f"127.0.0.1:{ps_port}"],
+                          "worker": [f"127.0.0.1:{worker_port}"]})
+    ps = Process(python, "ps", framework=name, cluster=cluster)
+    try:
+        ps.wait_for("READY")
+        worker = Process(python, "transfer", framework=name, cluster=cluster, repeats=repeats)
+        try:
+            return json.loads(worker.wait_for("RESULT "))
+        finally:
+            worker.stop()
+    finally:
+        ps.stop()
+
+
+def run_mlp(python, name, seconds):
+    ports = free_ports(3)
+    cluster = json.dumps({"ps": [f"127.0.0.1:{ports[0]}"],
+                          "worker": [f"127.0.0.1:{p}" for p in ports[1:]]})
+    ps = Process(python, "ps", framework=name, cluster=cluster)
+    workers = []
+    try:
+        ps.wait_for("READY")
+        workers = [Process(python, "mlp_worker", framework=name, cluster=cluster, index=i,
+                           seconds=seconds) for i in range(2)]
+        for worker in workers:
+            worker.wait_for("READY")
+        for worker in workers:
+            worker.go()
+        rates = [json.loads(w.wait_for("RESULT "))["steps_per_s"] for w in workers]
+        return {"mlp_steps_s": sum(rates), "mlp_per_worker": rates}
+    finally:
+        for process in workers + [ps]:
+            process.stop()
+
+
+def run_tcp(repeats):
+    (port,) = free_ports(1)
+    sender = Process(sys.executable, "tcp_sender", port=port)
+    try:
+        sender.wait_for("READY")
+        receiver = Process(sys.executable, "tcp_receiver", port=port, repeats=repeats)
+        try:
+            return json.loads(receiver.wait_for("RESULT "))
+        finally:
+            receiver.stop()
+    finally:
+        sender.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--compare-tf", action="store_true")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--role", choices=sorted(ROLES), help=argparse.SUPPRESS)
+    parser.add_argument("--framework", default="tensorweave", help=argparse.SUPPRESS)
+    parser.add_argument("--cluster", help=argparse.SUPPRESS)
+    parser.add_argument("--index", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.role:
+        return ROLES[args.role](args)
+    pythons = {"tensorweave": sys.executable}
+    if args.compare_tf:
+        pythons["tensorflow"] = ensure_tf_venv()
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {args.rounds} "
+          "alternating rounds; medians", flush=True)
+    samples = {name: {} for name in pythons}
+    for round_index in range(args.rounds):
+        tcp = run_tcp(args.repeats)["tcp_mb_s"]
+        samples.setdefault("tcp", {}).setdefault("tcp_mb_s", []).append(tcp)
+        for name, python in pythons.items():
+            result = run_transfer_and_latency(python, name, args.repeats)
+            result.update(run_mlp(python, name, args.seconds))
+            for key, value in result.items():
+                samples[name].setdefault(key, []).append(value)
+            print(f"round {round_index + 1} {name}: " + ", ".join(
+                f"{k} {v if isinstance(v, list) else round(v, 1)}" for k, v in result.items()) +
+                f"; raw tcp {tcp:.0f} MB/s", flush=True)
+    med = {name: {k: statistics.median(v) for k, v in values.items() if k != "mlp_per_worker"}
+           for name, values in samples.items()}
+    tw, tcp = med["tensorweave"], med["tcp"]["tcp_mb_s"]
+    tf = med.get("tensorflow")
+    print()
+    print("| workload | tensorweave | tensorflow 2.21 | tw / tf | requirement |")
+    print("|---|---|---|---|---|")
+    rows = [("64 MB ps -> worker + reduce (MB/s)", "transfer_mb_s", "higher", ">= 3x TF"),
+            ("tiny op on ps from a worker's client (us/run)", "latency_us", "lower",
+             "<= 1/2 TF"),
+            ("async between-graph MLP, 1 ps + 2 workers (steps/s)", "mlp_steps_s", "higher",
+             ">= 1.2x TF")]
+    for label, key, better, requirement in rows:
+        theirs = f"{tf[key]:,.1f}" if tf else "-"
+        ratio = "-" if not tf else (f"{tw[key] / tf[key]:.2f}x" if better == "higher"
+                                    else f"{tf[key] / tw[key]:.2f}x faster")
+        print(f"| {label} | {tw[key]:,.1f} | {theirs} | {ratio} | {requirement} |")
+    print(f"| raw loopback TCP stream, same run (MB/s) | {tcp:,.0f} | | tw transfer = "
+          f"{tw['transfer_mb_s'] / tcp:.0%} of it | >= 50% |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,161 @@
+"""`tensorweave launch`: a local cluster running one command per task.
+
+    tensorweave launch --ps 1 --workers 2 -- python train.py --steps 100
+
+Every task runs the command with TF_CONFIG naming the cluster (free ports on --host) and its
+own task; the script creates its tf.train.Server from TF_CONFIG (a ps task then joins it).
+Each output line is prefixed with its task ("[worker:1] ..."). The launch ends when every
+worker has exited: parameter servers are asked to shut down (their Server.join() returns) and
+stopped if they do not. Ctrl-C, or a worker failing, stops every task at once. The exit status
+is the workers': 0 if all succeeded, else the first failure's.
+"""
+import dataclasses
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+# How long parameter servers get to exit after the workers are done, before being killed.
+_PS_GRACE_SECONDS = 5.0
+
+
+@dataclasses.dataclass
+class TaskLaunch:
+    job: str
+    index: int
+    argv: list
+    tf_config: dict
+
+    @property
+    def label(self):
+        return f"{self.job}:{self.index}"
+
+
+def free_ports(count, host="127.0.0.1"):
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket()
+            sock.bind((host, 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def build_plan(num_ps, num_workers, command, host="127.0.0.1", ports=None):
+    """The tasks of a launch: one per ps and worker, each with its TF_CONFIG."""
+    if num_workers < 1:
+        raise ValueError("A launch needs at least one worker")
+    if not command:
+        raise ValueError("Give the command to run after '--'")
+    ports = list(ports) if ports is not None else free_ports(num_ps + num_workers, host)
+    cluster = {}
+    if num_ps:
+        cluster["ps"] = [f"{host}:{port}" for port in ports[:num_ps]]
+    cluster["worker"] = [f"{host}:{port}" for port in ports[num_ps:num_ps + num_workers]]
+    plan = []
+    for job, count in (("ps", num_ps), ("worker", num_workers)):
+        for index in range(count):
+            plan.append(TaskLaunch(job, index, list(command),
+                                   {"cluster": cluster, "task": {"type": job, "index": index}}))
+    return plan
+
+
+class _Task:
+    def __init__(self, launch, output):
+        self.launch = launch
+        env = dict(os.environ, TF_CONFIG=json.dumps(launch.tf_config), PYTHONUNBUFFERED="1")
+        self.process = subprocess.Popen(launch.argv, env=env, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, start_new_session=True)
+        self.reader = threading.Thread(target=self._relay, args=(output,), daemon=True)
+        self.reader.start()
+
+    def _relay(self, output):
+        prefix = f"[{self.launch.label}] "
+        for raw in iter(self.process.stdout.readline, b""):
+            output(prefix + raw.decode(errors="replace").rstrip("\n"))
+        self.process.stdout.close()
+
+    def signal(self, signum):
+        try:
+            os.killpg(self.process.pid, signum)
+        except ProcessLookupError:
+            pass
+
+
+def run_plan(plan, output=None, poll_seconds=0.1):
+    """Runs the tasks of `plan`; returns the exit status (see the module docstring)."""
+    lock = threading.Lock()
+
+    def emit(line):
+        with lock:
+            print(line, flush=True) if output is None else output(line)
+
+    tasks = [_Task(launch, emit) for launch in plan]
+    workers = [t for t in tasks if t.launch.job != "ps"]
+    status = 0
+    try:
+        while True:
+            codes = [t.process.poll() for t in workers]
+            failed = [code for code in codes if code not in (None, 0)]
+            if failed:
+                status = failed[0]
+                emit(f"[launch] a worker failed with status {status}: stopping every task")
+                break
+            if all(code == 0 for code in codes):
+                break
+            time.sleep(poll_seconds)
+    except KeyboardInterrupt:
+        emit("[launch] interrupted: stopping every task")
+        status = 130
+    finally:
+        _stop(tasks, graceful=status == 0)
+    return status
+
+
+def _stop(tasks, graceful):
+    if graceful:
+        from tensorweave.distributed.grpc.server import request_shutdown
+        for task in tasks:
+            if task.launch.job == "ps" and task.process.poll() is None:
+                address = task.launch.tf_config["cluster"]["ps"][task.launch.index]
+                request_shutdown(address, "the workers finished", timeout=2.0)
+        deadline = time.monotonic() + _PS_GRACE_SECONDS
+        while time.monotonic() < deadline and any(t.process.poll() is None for t in tasks):
+            time.sleep(0.05)
+    for task in tasks:
+        if task.process.poll() is None:
+            task.signal(signal.SIGTERM)
+    deadline = time.monotonic() + 2.0
+    for task in tasks:
+        try:
+            task.process.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            task.signal(signal.SIGKILL)
+            task.process.wait()
+        task.reader.join(1.0)
+
+
+def add_parser(commands):
+    launch = commands.add_parser("launch", help="run a command as every task of a local cluster")
+    launch.add_argument("--ps", type=int, default=1, help="parameter server tasks")
+    launch.add_argument("--workers", type=int, default=1, help="worker tasks")
+    launch.add_argument("--host", default="127.0.0.1", help="the address the tasks bind")
+    launch.add_argument("argv", nargs="*", metavar="command",
+                        help="the command each task runs, after '--'")
+    return launch
+
+
+def run(args):
+    try:
+        plan = build_plan(args.ps, args.workers, args.argv, args.host)
+    except ValueError as exc:
+        print(f"tensorweave launch: {exc}", file=sys.stderr)
+        return 2
+    return run_plan(plan)

@@ -1,0 +1,71 @@
+"""`tf.RPCOptions` and what a master takes from a client's ConfigProto.
+
+Distributed knobs (all per session, through `ConfigProto(rpc_options=tf.RPCOptions(...))`):
+  tensor_wire_encoding  "float32" (exact, default) | "float16" | "int8": how float tensors
+                        crossing tasks travel (wire.py documents the error each adds);
+  data_planes           which data planes large tensors may take, in order of preference
+                        among "shm", "tcp", "grpc"; empty = automatic (shared memory between
+                        tasks on one host, else the TCP stream, else gRPC streaming);
+  use_rpc_for_inprocess_master  talk gRPC even to a master in this process (TF's field).
+Timeouts (ConfigProto.operation_timeout_in_ms, RunOptions.timeout_in_ms) bound a whole step.
+Independently of them, a task that cannot be reached fails the step with UnavailableError as
+soon as its connection fails, and a task that stops answering within PEER_TIMEOUT_SECONDS (gRPC
+keepalive pings) does too. A master waits up to STARTUP_TIMEOUT_SECONDS for a task it needs
+for the first time to come up (tasks of a cluster start in any order), or up to the operation
+timeout when that is shorter.
+"""
+from tensorweave.runtime import config as config_lib
+from tensorweave.distributed import wire
+from tensorweave.distributed.protos import master_pb2
+
+DATA_PLANES = ("shm", "tcp", "grpc")
+PEER_TIMEOUT_SECONDS = 10.0
+STARTUP_TIMEOUT_SECONDS = 60.0
+# Control calls (register, cleanup, abort, status) take at most this long.
+CONTROL_TIMEOUT_SECONDS = 30.0
+
+
+class RPCOptions(config_lib._Options):  # noqa: SLF001 - the runtime's options base class
+    _FIELDS = {"use_rpc_for_inprocess_master": False, "compression_algorithm": "",
+               "compression_level": 0, "cache_rpc_response": False,
+               "disable_session_connection_sharing": False, "num_channels_per_target": 0,
+               "tensor_wire_encoding": "float32", "data_planes": list}
+
+
+def check_data_planes(planes):
+    planes = list(planes or ())
+    unknown = [p for p in planes if p not in DATA_PLANES]
+    if unknown:
+        raise ValueError(f"Unknown data planes {unknown}: choose among {list(DATA_PLANES)}")
+    return planes
+
+
+def session_options(config, server_default=None):
+    """The SessionOptions proto of a ConfigProto; fields the client left at their defaults
+    take the server's default config (Server(config=...)), as TF's master merges them."""
+    default = config_lib.ConfigProto()
+    base = server_default or default
+
+    def pick(name):
+        value = getattr(config, name) if config is not None else getattr(default, name)
+        return value if value != getattr(default, name) else getattr(base, name)
+
+    rpc = (config.rpc_options if config is not None else None) or base.rpc_options
+    options = master_pb2.SessionOptions(
+        allow_soft_placement=bool(pick("allow_soft_placement")),
+        log_device_placement=bool(pick("log_device_placement")),
+        operation_timeout_in_ms=int(pick("operation_timeout_in_ms") or 0),
+        device_filters=list(pick("device_filters") or ()),
+        place_pruned_graph=bool(getattr(config or base, "graph_options").place_pruned_graph))
+    if rpc is not None:
+        if not isinstance(rpc, RPCOptions):
+            raise TypeError(f"ConfigProto.rpc_options must be a tf.RPCOptions, got "
+                            f"{type(rpc).__name__}")
+        options.wire_encoding = wire.encoding_from_name(rpc.tensor_wire_encoding)
+        options.data_planes.extend(check_data_planes(rpc.data_planes))
+    return options
+
+
+def uses_rpc_for_inprocess_master(config):
+    rpc = config.rpc_options if config is not None else None
+    return bool(rpc is not None and rpc.use_rpc_for_inprocess_master)

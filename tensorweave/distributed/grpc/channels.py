@@ -1,0 +1,55 @@
+"""gRPC channels and the options every channel and server of a cluster uses.
+
+No message size limit (-1): large tensors never travel in one message anyway (data_plane/), but
+a GraphDef with big constants may. Keepalive pings detect a task that stops answering within
+config.PEER_TIMEOUT_SECONDS even while a call waits on it, and reconnection backoff is capped at
+one second so a restarted task is found again quickly. Servers refuse SO_REUSEPORT: two
+servers on one port must be an error, not a silent split of the traffic.
+"""
+import threading
+
+import grpc
+
+from tensorweave.distributed import config as config_lib
+
+_KEEPALIVE_MS = int(config_lib.PEER_TIMEOUT_SECONDS * 1000 / 2)
+
+CHANNEL_OPTIONS = [
+    ("grpc.max_send_message_length", -1),
+    ("grpc.max_receive_message_length", -1),
+    ("grpc.keepalive_time_ms", _KEEPALIVE_MS),
+    ("grpc.keepalive_timeout_ms", _KEEPALIVE_MS),
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.initial_reconnect_backoff_ms", 50),
+    ("grpc.min_reconnect_backoff_ms", 50),
+    ("grpc.max_reconnect_backoff_ms", 1000),
+    ("grpc.enable_retries", 0),
+]
+
+SERVER_OPTIONS = [
+    ("grpc.max_send_message_length", -1),
+    ("grpc.max_receive_message_length", -1),
+    ("grpc.so_reuseport", 0),
+    ("grpc.keepalive_time_ms", _KEEPALIVE_MS),
+    ("grpc.keepalive_timeout_ms", _KEEPALIVE_MS),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.min_recv_ping_interval_without_data_ms", _KEEPALIVE_MS // 2),
+    ("grpc.http2.max_ping_strikes", 0),
+]
+
+_channels = {}
+_lock = threading.Lock()
+
+
+def channel_for(address):
+    """The process's channel to `address` ("host:port"), shared by every client of it."""
+    with _lock:
+        channel = _channels.get(address)
+        if channel is None:
+            channel = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
+            _channels[address] = channel
+        return channel
+
+
+def identity(data):
+    return data

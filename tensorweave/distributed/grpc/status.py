@@ -1,0 +1,34 @@
+"""OpErrors <-> gRPC status codes (the canonical codes are the same numbers on both sides)."""
+import grpc
+
+from tensorweave.framework import errors
+
+_BY_CODE = {code.value[0]: code for code in grpc.StatusCode}
+
+
+def status_code(error):
+    return _BY_CODE.get(error.error_code, grpc.StatusCode.UNKNOWN)
+
+
+def from_rpc_error(exc, peer=""):
+    """The OpError of a failed call to `peer` (a task name or address)."""
+    code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
+    details = (exc.details() if hasattr(exc, "details") else None) or str(code)
+    number = code.value[0] if code is not None else errors.UNKNOWN
+    if code == grpc.StatusCode.UNAVAILABLE or code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        details = f"{peer}: {details}" if peer else details
+    try:
+        cls = errors.exception_type_from_error_code(number)
+    except KeyError:
+        cls = errors.UnknownError
+    return cls(None, None, details)
+
+
+def error_for_exception(exc):
+    """The OpError a server reports for an exception its handler raised."""
+    if isinstance(exc, errors.OpError):
+        return exc
+    if isinstance(exc, (ValueError, TypeError, KeyError, IndexError, OverflowError)):
+        return errors.InvalidArgumentError(None, None, f"Invalid request: "
+                                           f"{type(exc).__name__}: {exc}")
+    return errors.InternalError(None, None, f"{type(exc).__name__}: {exc}")

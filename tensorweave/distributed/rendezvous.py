@@ -1,0 +1,162 @@
+"""A step's rendezvous on one worker, and the table of them.
+
+`RemoteRendezvous` is the runtime's LocalRendezvous (runtime/rendezvous.py) for keys whose
+sending device is on this task; a key sent from another task is pulled: the receiver calls
+that task's RecvTensor (the receiver pulls, as in TF), and the value completes the waiting
+_Recv. Aborting the rendezvous (a failure anywhere in the step, a deadline, AbortStep from the
+master) fails the waiting receives at once and cancels the pulls in flight, so no Recv stays
+blocked.
+
+`RendezvousManager` finds a step's rendezvous by step id, creating it for whichever comes
+first, the step's RunGraph or a peer's RecvTensor. A finished step's id is remembered for a
+while, so that a late RecvTensor fails at once instead of waiting for a step that is over.
+"""
+import collections
+import threading
+import time
+
+from tensorweave.framework import errors
+from tensorweave.runtime import rendezvous as rendezvous_lib
+from tensorweave.distributed import cluster_spec
+from tensorweave.distributed.protos import worker_pb2
+
+# A step's rendezvous that no RunGraph claims for this long is dropped (its master is gone).
+ABANDONED_STEP_SECONDS = 600.0
+_FINISHED_STEPS_REMEMBERED = 4096
+
+
+class RemoteRendezvous(rendezvous_lib.LocalRendezvous):
+    def __init__(self, step_id, local_task, worker_cache):
+        super().__init__(step_id)
+        self.local_task = local_task
+        self.worker_cache = worker_cache
+        self.wire_encoding = 0
+        self.timeout_ms = 0
+        self.data_planes = ()
+        self.transfers = []  # (key, info dict, seconds) of the pulls of this step
+        self.created = time.monotonic()
+        self.running = False
+        self._pulls = {}
+        self._pull_lock = threading.Lock()
+
+    def raise_if_aborted(self):
+        if self._error is not None:
+            raise self._error
+
+    def configure(self, wire_encoding, timeout_ms, data_planes=()):
+        self.wire_encoding = wire_encoding
+        self.timeout_ms = timeout_ms or 0
+        self.data_planes = tuple(data_planes)
+
+    def recv_async(self, key, callback):
+        src_device = key.split(";", 1)[0]
+        if cluster_spec.task_of_device(src_device) == self.local_task:
+            super().recv_async(key, callback)
+        else:
+            self._pull(key, src_device, callback)
+
+    def _pull(self, key, src_device, callback):
+        if self._error is not None:
+            callback(None, self._error)
+            return
+        try:
+            worker = self.worker_cache.worker(cluster_spec.task_of_device(src_device))
+        except errors.OpError as exc:
+            callback(None, exc)
+            return
+        request = worker_pb2.RecvTensorRequest(step_id=self.step_id, rendezvous_key=key,
+                                               wire_encoding=self.wire_encoding,
+                                               timeout_ms=self.timeout_ms)
+        request.reader.planes.extend(self.data_planes)
+        start = time.perf_counter()
+        timeout = self.timeout_ms / 1e3 if self.timeout_ms else None
+        call = worker.recv_tensor_async(request, timeout)
+        with self._pull_lock:
+            self._pulls[key] = call
+        if self._error is not None:  # aborted while the call was being made
+            call.cancel()
+
+        def done(finished):
+            with self._pull_lock:
+                self._pulls.pop(key, None)
+            error = self._error
+            if error is not None:
+                callback(None, error)
+                return
+            try:
+                value, info = finished.result()
+            except errors.OpError as exc:
+                callback(None, exc)
+                return
+            self.transfers.append((key, info, start, time.perf_counter() - start))
+            callback(value, None)
+
+        call.add_done_callback(done)
+
+    def abort(self, error):
+        super().abort(error)
+        with self._pull_lock:
+            calls = list(self._pulls.values())
+        for call in calls:
+            call.cancel()
+
+
+class RendezvousManager:
+    def __init__(self, local_task, worker_cache):
+        self.local_task = local_task
+        self.worker_cache = worker_cache
+        self._lock = threading.Lock()
+        self._steps = {}
+        self._finished = collections.OrderedDict()
+
+    def find(self, step_id, for_recv=False):
+        """The rendezvous of `step_id`, created if new. A peer's RecvTensor (`for_recv`) for a
+        step that already finished here gets an aborted one."""
+        with self._lock:
+            rendezvous = self._steps.get(step_id)
+            if rendezvous is not None:
+                return rendezvous
+            self._sweep()
+            rendezvous = RemoteRendezvous(step_id, self.local_task, self.worker_cache)
+            if for_recv and step_id in self._finished:
+                rendezvous.abort(errors.AbortedError(
+                    None, None, f"Step {step_id} already finished on {self.local_task}; the "
+                    "tensor it was asked for was never sent or was taken already"))
+                return rendezvous
+            self._steps[step_id] = rendezvous
+            return rendezvous
+
+    def abort(self, step_id, error):
+        self.find(step_id).abort(error)
+
+    def step_done(self, step_id, rendezvous):
+        """Called when this worker's part of the step returns: forget the step once nothing
+        of it waits in the table (a value a peer has not pulled yet keeps it)."""
+        rendezvous.running = False
+        if rendezvous.aborted or not rendezvous.pending_keys():
+            self.cleanup(step_id)
+
+    def cleanup(self, step_id):
+        with self._lock:
+            rendezvous = self._steps.pop(step_id, None)
+            self._finished[step_id] = True
+            while len(self._finished) > _FINISHED_STEPS_REMEMBERED:
+                self._finished.popitem(last=False)
+        if rendezvous is not None and rendezvous.pending_keys():
+            rendezvous.abort(errors.AbortedError(None, None, f"Step {step_id} was cleaned up "
+                                                 f"on {self.local_task}"))
+
+    def abort_all(self, error):
+        with self._lock:
+            steps = list(self._steps.values())
+        for rendezvous in steps:
+            rendezvous.abort(error)
+
+    def _sweep(self):
+        now = time.monotonic()
+        stale = [step for step, rendezvous in self._steps.items()
+                 if not rendezvous.running and now - rendezvous.created > ABANDONED_STEP_SECONDS]
+        for step in stale:
+            rendezvous = self._steps.pop(step)
+            rendezvous.abort(errors.AbortedError(None, None, f"Step {step} was abandoned: no "
+                                                 "RunGraph came for it"))

@@ -1,0 +1,398 @@
+"""Framed calls and raw payloads over persistent TCP connections.
+
+Every server listens on one extra port (advertised in GetStatus). A connection carries one
+call at a time: the request is `<length u64><method u8>` and the body; the answer is
+`<length u64><status u8>` and the body (the response, or the error message when the status is
+an error code), or for FETCH_BULK the payload's raw bytes, written straight from the holder's
+array and received straight into the reader's buffer. A client keeps idle connections per
+endpoint and opens another for each concurrent call.
+
+A call waits for its answer on the caller's thread when only `result()` is asked for (no
+thread hop: a remote tiny op costs one round trip, ~20 us on loopback here against ~860 us
+for a Python gRPC unary call); a call with completion callbacks is watched by one poller
+thread per process. Lost peers are detected by the connection failing (at once for a killed
+process) or by TCP keepalive (a few seconds for a vanished host).
+"""
+import selectors
+import socket
+import struct
+import threading
+import time
+
+from tensorweave.framework import errors
+from tensorweave.distributed import interfaces
+
+HEADER = struct.Struct("<QB")
+FETCH_BULK = 1
+_OK, _MISSING = 0, 255
+_TICKET = struct.Struct("<Q")
+_CHUNK = 8 << 20
+_BUFFER_BYTES = 4 << 20
+
+
+def tune(sock, keepalive=True):
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, option, _BUFFER_BYTES)
+        except OSError:
+            pass
+    if keepalive:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        for name, value in (("TCP_KEEPIDLE", 4), ("TCP_KEEPINTVL", 1), ("TCP_KEEPCNT", 4)):
+            if hasattr(socket, name):
+                sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, name), value)
+
+
+def recv_exact(sock, size):
+    data = bytearray(size)
+    view = memoryview(data)
+    received = 0
+    while received < size:
+        count = sock.recv_into(view[received:])
+        if count == 0:
+            raise ConnectionError("the peer closed the connection")
+        received += count
+    return data
+
+
+def recv_into(sock, out):
+    received, size = 0, len(out)
+    while received < size:
+        count = sock.recv_into(out[received:], min(size - received, _CHUNK))
+        if count == 0:
+            raise ConnectionError("the peer closed the connection mid-payload")
+        received += count
+
+
+class TcpServer:
+    """Serves FETCH_BULK from `take(ticket) -> memoryview or None` and the methods registered
+    with `register(method, handler)`: handler(body bytes) -> response bytes, raising OpError."""
+
+    def __init__(self, host, take):
+        self._take = take
+        self._methods = {}
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._socket = socket.socket(family, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind((host, 0))
+        self._socket.listen(128)
+        self.port = self._socket.getsockname()[1]
+        self._connections = set()
+        self._lock = threading.Lock()
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True, name="tensorweave tcp").start()
+
+    def register(self, method, handler):
+        self._methods[method] = handler
+
+    def _accept(self):
+        while True:
+            try:
+                conn, _ = self._socket.accept()
+            except OSError:
+                return
+            tune(conn, keepalive=False)
+            with self._lock:
+                if self._closed:
+                    conn.close()
+                    return
+                self._connections.add(conn)
+            threading.Thread(target=self._serve, args=(conn,), daemon=True,
+                             name="tensorweave tcp connection").start()
+
+    def _serve(self, conn):
+        try:
+            while True:
+                length, method = HEADER.unpack(recv_exact(conn, HEADER.size))
+                body = recv_exact(conn, length)
+                if method == FETCH_BULK:
+                    payload = self._take(_TICKET.unpack(body)[0]) if length == 8 else None
+                    if payload is None:
+                        conn.sendall(HEADER.pack(0, _MISSING))
+                    else:
+                        conn.sendall(HEADER.pack(len(payload), _OK))
+                        conn.sendall(payload)
+                    continue
+                status, out = self._dispatch(method, bytes(body))
+                conn.sendall(HEADER.pack(len(out), status) + out)
+        except (OSError, ConnectionError):
+            return
+        finally:
+            with self._lock:
+                self._connections.discard(conn)
+            conn.close()
+
+    def _dispatch(self, method, body):
+        handler = self._methods.get(method)
+        if handler is None:
+            return errors.UNIMPLEMENTED, f"Unknown method {method}".encode()
+        try:
+            return _OK, handler(body)
+        except errors.OpError as exc:
+            return exc.error_code, exc.message.encode()
+        except Exception as exc:  # noqa: BLE001 - the call fails, the server keeps serving
+            return errors.INTERNAL, f"{type(exc).__name__}: {exc}".encode()
+
+    def close(self):
+        with self._lock:
+            self._closed = True
+            connections = list(self._connections)
+        try:
+            self._socket.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._socket.close()
+        for conn in connections:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def _status_error(status, message, peer):
+    if status == _MISSING:
+        return errors.AbortedError(None, None, f"{peer} holds no such payload (taken already "
+                                   "or expired)")
+    try:
+        cls = errors.exception_type_from_error_code(status)
+    except KeyError:
+        cls = errors.UnknownError
+    return cls(None, None, message)
+
+
+class TcpClient:
+    """Connections of this process to every endpoint it calls, pooled."""
+
+    def __init__(self):
+        self._idle = {}
+        self._lock = threading.Lock()
+        self._poller = None
+
+    def acquire(self, endpoint):
+        with self._lock:
+            idle = self._idle.get(endpoint)
+            if idle:
+                return idle.pop()
+        try:
+            conn = socket.create_connection(endpoint, timeout=10.0)
+        except OSError as exc:
+            raise errors.UnavailableError(None, None, f"Cannot connect to {endpoint[0]}:"
+                                          f"{endpoint[1]}: {exc}") from None
+        conn.settimeout(None)
+        tune(conn)
+        return conn
+
+    def release(self, endpoint, conn):
+        with self._lock:
+            self._idle.setdefault(endpoint, []).append(conn)
+
+    def call_async(self, endpoint, method, body, timeout, parse, finish, peer,
+                   needs_pool=None, pool=None):
+        """Sends a request; returns a StreamCall whose result is finish(parse(answer)).
+        When the poller reads the answer and needs_pool(parsed) says finishing is slow (a
+        payload to pull), `finish` runs on `pool` instead of the poller thread."""
+        conn = self.acquire(endpoint)
+        try:
+            conn.sendall(HEADER.pack(len(body), method) + body)
+        except OSError as exc:
+            conn.close()
+            raise errors.UnavailableError(None, None, f"{peer}: {exc}") from None
+        deadline = time.monotonic() + timeout if timeout else None
+        return StreamCall(self, endpoint, conn, deadline, parse, finish, peer, needs_pool, pool)
+
+    def fetch_bulk(self, endpoint, ticket, out):
+        """Receives payload `ticket` from `endpoint` into `out` (a writable byte view)."""
+        conn = self.acquire(endpoint)
+        try:
+            conn.sendall(HEADER.pack(8, FETCH_BULK) + _TICKET.pack(ticket))
+            length, status = HEADER.unpack(recv_exact(conn, HEADER.size))
+            if status != _OK:
+                self.release(endpoint, conn)
+                raise _status_error(status, "", f"{endpoint[0]}:{endpoint[1]}")
+            if length != len(out):
+                raise ConnectionError(f"payload of {length} bytes, expected {len(out)}")
+            recv_into(conn, out)
+        except (OSError, ConnectionError) as exc:
+            conn.close()
+            raise errors.UnavailableError(None, None, f"TCP data plane to {endpoint[0]}:"
+                                          f"{endpoint[1]} failed: {exc}") from None
+        self.release(endpoint, conn)
+
+    def poller(self):
+        with self._lock:
+            if self._poller is None:
+                self._poller = _Poller()
+            return self._poller
+
+    def close(self):
+        with self._lock:
+            idle, self._idle = self._idle, {}
+        for conns in idle.values():
+            for conn in conns:
+                conn.close()
+
+
+class StreamCall(interfaces.Call):
+    """A call in flight on one connection; its answer is read by the thread that asks for
+    the result, or by the poller once a completion callback is registered."""
+
+    def __init__(self, client, endpoint, conn, deadline, parse, finish, peer, needs_pool, pool):
+        self._client = client
+        self._endpoint = endpoint
+        self._conn = conn
+        self._deadline = deadline
+        self._parse = parse
+        self._finish_fn = finish
+        self._peer = peer
+        self._needs_pool = needs_pool
+        self._pool = pool
+        self._future = interfaces.FutureCall(on_cancel=self._abandon)
+        self._lock = threading.Lock()
+        self._reader = None  # None, "caller" or "poller"
+
+    def result(self, timeout=None):
+        with self._lock:
+            read_here = self._reader is None
+            if read_here:
+                self._reader = "caller"
+        if read_here:
+            self._read()
+        return self._future.result(timeout)
+
+    def add_done_callback(self, callback):
+        with self._lock:
+            poll = self._reader is None
+            if poll:
+                self._reader = "poller"
+        self._future.add_done_callback(lambda _: callback(self))
+        if poll:
+            self._client.poller().watch(self)
+
+    def cancel(self):
+        self._future.cancel()
+
+    def _abandon(self):
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            conn.close()
+
+    def _read(self):
+        """Reads the answer (blocking) and completes the call."""
+        conn = self._conn
+        if conn is None:
+            return
+        try:
+            if self._deadline is not None:
+                conn.settimeout(max(0.001, self._deadline - time.monotonic()))
+            elif self._reader == "poller":
+                conn.settimeout(30.0)  # a readable answer arrives whole; never stall the poller
+            length, status = HEADER.unpack(recv_exact(conn, HEADER.size))
+            body = recv_exact(conn, length)
+            conn.settimeout(None)
+        except socket.timeout:
+            self._abandon()
+            self._future.set_error(errors.DeadlineExceededError(
+                None, None, f"{self._peer} did not answer within the step's deadline"))
+            return
+        except (OSError, ConnectionError) as exc:
+            self._abandon()
+            if not self._future.done():
+                self._future.set_error(errors.UnavailableError(None, None,
+                                                               f"{self._peer}: {exc}"))
+            return
+        self._conn = None
+        self._client.release(self._endpoint, conn)
+        if status != _OK:
+            self._future.set_error(_status_error(status, body.decode(errors="replace"),
+                                                 self._peer))
+            return
+        try:
+            parsed = self._parse(bytes(body))
+        except Exception as exc:  # noqa: BLE001 - a garbled answer fails this call only
+            self._future.set_error(errors.DataLossError(None, None, f"{self._peer} sent an "
+                                                        f"answer that does not parse: {exc}"))
+            return
+        if self._reader == "poller" and self._needs_pool is not None and \
+                self._needs_pool(parsed):
+            self._pool.submit(self._finish, parsed)
+        else:
+            self._finish(parsed)
+
+    def _finish(self, parsed):
+        try:
+            self._future.set_result(self._finish_fn(parsed))
+        except errors.OpError as exc:
+            self._future.set_error(exc)
+        except Exception as exc:  # noqa: BLE001 - never leave a caller waiting
+            self._future.set_error(errors.InternalError(None, None,
+                                                        f"{type(exc).__name__}: {exc}"))
+
+    def _expired(self):
+        self._abandon()
+        self._future.set_error(errors.DeadlineExceededError(
+            None, None, f"{self._peer} did not answer within the step's deadline"))
+
+
+class _Poller:
+    """One thread per process reading the answers of calls that have completion callbacks."""
+
+    def __init__(self):
+        self._selector = selectors.DefaultSelector()
+        self._wake_read, self._wake_write = socket.socketpair()
+        self._wake_read.setblocking(False)
+        self._selector.register(self._wake_read, selectors.EVENT_READ, None)
+        self._pending = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._run, daemon=True, name="tensorweave tcp poller").start()
+
+    def watch(self, call):
+        with self._lock:
+            self._pending.append(call)
+        self._wake_write.send(b"x")
+
+    def _run(self):
+        watched = {}
+        while True:
+            deadlines = [c._deadline for c in watched.values() if c._deadline is not None]
+            timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+            for key, _ in self._selector.select(timeout):
+                if key.data is None:
+                    try:
+                        self._wake_read.recv(4096)
+                    except BlockingIOError:
+                        pass
+                    continue
+                call = key.data
+                self._forget(watched, call, key.fileobj)
+                call._read()
+            with self._lock:
+                pending, self._pending = self._pending, []
+            for call in pending:
+                conn = call._conn
+                if conn is None or call._future.done():
+                    continue
+                self._selector.register(conn, selectors.EVENT_READ, call)
+                watched[conn] = call
+            now = time.monotonic()
+            for conn, call in list(watched.items()):
+                if call._future.done():  # cancelled meanwhile
+                    self._forget(watched, call, conn)
+                elif call._deadline is not None and call._deadline <= now:
+                    self._forget(watched, call, conn)
+                    call._expired()
+
+    def _forget(self, watched, call, conn):
+        watched.pop(conn, None)
+        try:
+            self._selector.unregister(conn)
+        except (KeyError, ValueError):
+            pass
+
+
+# This process's connections to every TCP endpoint it talks to.
+CLIENT = TcpClient()

@@ -1,0 +1,47 @@
+"""The worker service's step-time methods on the TCP transport: server registration, and
+the client half for one peer."""
+from google.protobuf import message as protobuf_message
+
+from tensorweave.framework import errors
+from tensorweave.distributed.protos import worker_pb2
+
+RUN_GRAPH, RECV_TENSOR, ABORT_STEP = 2, 3, 4
+_METHODS = {RUN_GRAPH: ("run_graph", worker_pb2.RunGraphRequest),
+            RECV_TENSOR: ("recv_tensor", worker_pb2.RecvTensorRequest),
+            ABORT_STEP: ("abort_step", worker_pb2.AbortStepRequest)}
+
+
+def register(server, service):
+    """Serves `service` (a worker_service.WorkerService) on `server` (a TcpServer)."""
+    for method, (name, request_cls) in _METHODS.items():
+        server.register(method, _handler(getattr(service, name), request_cls))
+
+
+def _handler(fn, request_cls):
+    def handle(body):
+        try:
+            request = request_cls.FromString(body)
+        except protobuf_message.DecodeError as exc:
+            raise errors.InvalidArgumentError(None, None, f"Malformed {request_cls.__name__}: "
+                                              f"{exc}") from None
+        return fn(request).SerializeToString()
+    return handle
+
+
+class TcpWorkerCalls:
+    """The step-time calls to one peer's TCP endpoint."""
+
+    def __init__(self, client, host, port, peer):
+        self.client = client
+        self.endpoint = (host, port)
+        self.peer = peer
+
+    def run_graph_async(self, request, timeout, finish, needs_pool, pool):
+        return self.client.call_async(self.endpoint, RUN_GRAPH, request.SerializeToString(),
+                                      timeout, worker_pb2.RunGraphResponse.FromString, finish,
+                                      self.peer, needs_pool, pool)
+
+    def recv_tensor_async(self, request, timeout, finish, needs_pool, pool):
+        return self.client.call_async(self.endpoint, RECV_TENSOR, request.SerializeToString(),
+                                      timeout, worker_pb2.RecvTensorResponse.FromString,
+                                      finish, self.peer, needs_pool, pool)
