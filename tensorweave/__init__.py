@@ -57,6 +57,9 @@ from tensorweave.ops.variables import (Variable, global_variables, all_variables
 from tensorweave.ops.variable_scope import (variable_scope, get_variable,  # noqa: F401
                                             get_local_variable, get_variable_scope,
                                             VariableScope, AUTO_REUSE, variable_op_scope)
+from tensorweave.ops.partitioned_variables import (fixed_size_partitioner,  # noqa: F401
+                                                  min_max_variable_partitioner,
+                                                  variable_axis_size_partitioner)
 from tensorweave.ops.init_ops import (zeros_initializer, ones_initializer,  # noqa: F401
                                       constant_initializer, random_uniform_initializer,
                                       random_normal_initializer, truncated_normal_initializer,

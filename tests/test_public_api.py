@@ -34,6 +34,7 @@ disable_v2_behavior disable_eager_execution
 app flags logging nn train errors math initializers random compat dtypes
 layers losses metrics
 data io python_io FixedLenFeature VarLenFeature parse_single_example parse_example decode_raw
+fixed_size_partitioner min_max_variable_partitioner variable_axis_size_partitioner
 """.split()
 
 SUBMODULES = {
@@ -55,7 +56,9 @@ SUBMODULES = {
     "train": "Optimizer GradientDescentOptimizer MomentumOptimizer AdamOptimizer AdagradOptimizer "
              "RMSPropOptimizer get_global_step get_or_create_global_step create_global_step "
              "global_step exponential_decay piecewise_constant "
-             "Example Features Feature BytesList FloatList Int64List SequenceExample",
+             "Example Features Feature BytesList FloatList Int64List SequenceExample "
+             "Saver latest_checkpoint get_checkpoint_state update_checkpoint_state "
+             "checkpoint_exists list_variables load_variable NewCheckpointReader",
     "errors": "OpError CancelledError UnknownError InvalidArgumentError DeadlineExceededError "
               "NotFoundError AlreadyExistsError PermissionDeniedError ResourceExhaustedError "
               "FailedPreconditionError AbortedError OutOfRangeError UnimplementedError "

@@ -8,3 +8,4 @@ from tensorweave.kernels import activation, conv  # noqa: F401
 from tensorweave.kernels import dataset, parsing  # noqa: F401
 from tensorweave.kernels import comm  # noqa: F401
 from tensorweave.kernels import data_flow  # noqa: F401
+from tensorweave.kernels import io  # noqa: F401

@@ -8,3 +8,4 @@ from tensorweave.ops import activation_ops, conv_ops, nn_impl  # noqa: F401
 from tensorweave.ops import dataset_ops, parsing_ops  # noqa: F401
 from tensorweave.ops import comm_ops  # noqa: F401
 from tensorweave.ops import data_flow_ops  # noqa: F401
+from tensorweave.ops import io_ops, partitioned_variables  # noqa: F401

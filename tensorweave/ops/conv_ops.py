@@ -62,7 +62,7 @@ def _check_window_attrs(op, names):
                              f"{values} ({data_format})")
         result[name] = _spatial(values, data_format)
     explicit = ((0, 0), (0, 0))
-    if "explicit_paddings" in op._attrs:
+    if "explicit_paddings" in op.op_def.attrs:
         pads = list(op.get_attr("explicit_paddings"))
         if padding == "EXPLICIT":
             if len(pads) != 8 or any(p < 0 for p in pads):
@@ -191,7 +191,9 @@ def _shape_of(tensor):
 
 
 def _attrs_of(op):
-    return {name: op.get_attr(name) for name in op._attrs if name != "T"}
+    """The op's signature attrs for its gradient ops (not T, which their inputs bind, nor
+    private ones such as colocation groups)."""
+    return {name: op.get_attr(name) for name in op.op_def.attrs if name != "T"}
 
 
 def _conv_gradients(prefix):
@@ -542,9 +544,9 @@ def depthwise_conv2d_native_backprop_input(input_sizes, filter, out_backprop, st
                        name or "DepthwiseConv2dNativeBackpropInput")
 
 
-def depthwise_conv2d_native_backprop_filter(input, filter_sizes, out_backprop, strides,  # noqa: A002
-                                            padding, data_format="NHWC", dilations=None,
-                                            name=None):
+def depthwise_conv2d_native_backprop_filter(input, filter_sizes,  # noqa: A002 - TF's names
+                                            out_backprop, strides, padding, data_format="NHWC",
+                                            dilations=None, name=None):
     attrs = _conv_attrs(strides, padding, data_format, dilations)
     x = convert_to_tensor(input)
     return make_tensor("DepthwiseConv2dNativeBackpropFilter",

@@ -19,7 +19,7 @@ def _scope(name, default):
     return graph_lib.get_default_graph().name_scope(name or default)
 
 
-# --- dropout ---------------------------------------------------------------------------------------
+# --- dropout -------------------------------------------------------------------------------------
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
     """Zeroes each element with probability `rate` (= 1 - keep_prob) and scales the kept ones by
     1 / keep_prob, so the expected sum is unchanged. Give exactly one of keep_prob and rate

@@ -7,11 +7,13 @@ whichever applies. A variable scope also opens a name scope of the same name for
 import contextlib
 import threading
 
+import numpy as np
+
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.graph import GraphKeys
-from tensorweave.ops import init_ops
+from tensorweave.ops import init_ops, partitioned_variables
 from tensorweave.ops.variables import Variable
 
 
@@ -66,6 +68,13 @@ class VariableScope:
     def custom_getter(self):
         return self._custom_getter
 
+    @property
+    def partitioner(self):
+        return self._partitioner
+
+    def set_partitioner(self, partitioner):
+        self._partitioner = partitioner
+
     def reuse_variables(self):
         self._reuse = True
 
@@ -86,8 +95,10 @@ class VariableScope:
 
     def get_variable(self, var_store, name, shape=None, dtype=None, initializer=None,
                      regularizer=None, reuse=None, trainable=True, collections=None,
-                     caching_device=None, validate_shape=True, constraint=None, **unused):
+                     caching_device=None, validate_shape=True, constraint=None,
+                     partitioner=None, **unused):
         full_name = f"{self._name}/{name}" if self._name else name
+        partitioner = partitioner if partitioner is not None else self._partitioner
         reuse = self._reuse if reuse is None else (reuse or self._reuse)
         if dtype is not None and initializer is not None and not callable(initializer):
             from tensorweave.framework.constant_op import convert_to_tensor
@@ -105,10 +116,11 @@ class VariableScope:
 
             def getter(name, **kwargs):  # noqa: F811 - the custom getter wraps the store's
                 return self._custom_getter(base_getter, name, **kwargs)
+        extra = {} if partitioner is None else {"partitioner": partitioner}
         return getter(full_name, shape=shape, dtype=dtype, initializer=initializer,
                       regularizer=regularizer, reuse=reuse, trainable=trainable,
                       collections=collections, validate_shape=validate_shape,
-                      constraint=constraint)
+                      constraint=constraint, **extra)
 
 
 class _VariableStore:
@@ -144,8 +156,12 @@ class _VariableStore:
 
     def get_variable(self, name, shape=None, dtype=dtypes.float32, initializer=None,
                      regularizer=None, reuse=None, trainable=True, collections=None,
-                     validate_shape=True, constraint=None, **unused):
+                     validate_shape=True, constraint=None, partitioner=None, **unused):
         shape = tensor_shape.as_shape(shape) if shape is not None else None
+        if partitioner is not None and name not in self.variables:
+            return self._create_partitioned(name, shape, dtype, initializer, regularizer,
+                                            reuse, trainable, collections, validate_shape,
+                                            constraint, partitioner)
         if name in self.variables:
             if reuse is False or reuse is None:
                 raise ValueError(f"Variable {name} already exists, disallowed. Did you mean to "
@@ -179,6 +195,41 @@ class _VariableStore:
                 loss = regularizer(variable)
             if loss is not None:
                 graph.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
+        return variable
+
+
+    def _create_partitioned(self, name, shape, dtype, initializer, regularizer, reuse,
+                            trainable, collections, validate_shape, constraint, partitioner):
+        """One variable per piece (`name/part_i`), gathered in a PartitionedVariable."""
+        if reuse is True:
+            self.get_variable(name, reuse=True)  # raises: it does not exist
+        if shape is None and initializer is not None and not callable(initializer):
+            shape = tensor_shape.as_shape(initializer.shape if isinstance(
+                initializer, graph_lib.Tensor) else np.shape(initializer))
+        if shape is None or not shape.is_fully_defined():
+            raise ValueError(f"Partitioned variable {name} needs a fully defined shape, got "
+                             f"{shape}")
+        dtype = dtypes.as_dtype(dtype)
+        full_shape = shape.as_list()
+        partitions = partitioned_variables.check_partitions(
+            name, full_shape, partitioner(shape=shape, dtype=dtype))
+        pieces = []
+        for index, (offset, piece_shape) in enumerate(
+                partitioned_variables.piece_layout(full_shape, partitions)):
+            piece_init = partitioned_variables.piece_initializer(initializer, full_shape,
+                                                                 offset, piece_shape)
+            value_init = piece_init is not None and not callable(piece_init)
+            piece = self.get_variable(
+                f"{name}/part_{index}", shape=None if value_init else piece_shape,
+                dtype=dtype, initializer=piece_init, regularizer=regularizer, reuse=False,
+                trainable=trainable, collections=collections, validate_shape=validate_shape,
+                constraint=constraint)
+            piece._save_slice_info = partitioned_variables.SaveSliceInfo(
+                name, full_shape, offset, piece_shape)
+            pieces.append(piece)
+        variable = partitioned_variables.PartitionedVariable(name, full_shape, dtype, pieces,
+                                                             partitions)
+        self.variables[name] = variable
         return variable
 
 
@@ -243,14 +294,12 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
                  trainable=None, collections=None, caching_device=None, partitioner=None,
                  validate_shape=True, use_resource=None, custom_getter=None, constraint=None,
                  synchronization=None, aggregation=None):
-    if partitioner is not None:
-        raise NotImplementedError("get_variable(partitioner=...) is not supported yet")
     scope = get_variable_scope()
     return scope.get_variable(_store(), name, shape=shape, dtype=dtype, initializer=initializer,
                               regularizer=regularizer,
                               trainable=True if trainable is None else trainable,
                               collections=collections, validate_shape=validate_shape,
-                              constraint=constraint)
+                              constraint=constraint, partitioner=partitioner)
 
 
 def get_local_variable(name, shape=None, dtype=None, initializer=None, regularizer=None,

@@ -22,3 +22,11 @@ from tensorweave.train.server_lib import (ClusterSpec, Server, ClusterDef,  # no
                                           ServerDef, JobDef, TFConfigClusterResolver)
 from tensorweave.train.device_setter import (replica_device_setter,  # noqa: F401
                                              GreedyLoadBalancingStrategy, byte_size_load_fn)
+from tensorweave.train.saver import Saver, SaverDef  # noqa: F401
+from tensorweave.train.checkpoint_management import (latest_checkpoint,  # noqa: F401
+                                                     get_checkpoint_state,
+                                                     update_checkpoint_state,
+                                                     checkpoint_exists, get_checkpoint_mtimes,
+                                                     remove_checkpoint, CheckpointState,
+                                                     list_variables, load_variable,
+                                                     load_checkpoint, NewCheckpointReader)

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.ops import conv_ops
 from tensorweave.ops.op_util import make_tensor
 
 from . import conv_reference as ref
@@ -567,3 +566,21 @@ def test_graph_def_round_trip_keeps_the_attrs():
         got = session.run([y.name, grad.name], {"x:0": value})
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
+
+
+def test_gradient_ops_take_the_signature_attrs_only():
+    # Copying every attr would carry private ones such as the colocation group (_class).
+    with tf.Graph().as_default():
+        anchor = tf.constant(1.0, name="anchor")
+        x = tf.placeholder(tf.float32, [1, 4, 4, 1])
+        with tf.colocate_with(anchor):
+            y = tf.nn.max_pool(tf.nn.conv2d(x, tf.ones([3, 3, 1, 1]), [1, 2, 1, 1], "SAME"),
+                               2, 1, "VALID")
+        (grad,) = tf.gradients(tf.reduce_sum(y), [x])
+        grad_ops = [op for op in tf.get_default_graph().get_operations()
+                    if op.type in ("Conv2DBackpropInput", "MaxPoolGrad")]
+    assert "_class" in y.op.attrs
+    assert len(grad_ops) == 2 and grad.op.type == "Conv2DBackpropInput"
+    for op in grad_ops:
+        assert "_class" not in op.attrs
+    assert grad.op.get_attr("strides") == [1, 2, 1, 1]

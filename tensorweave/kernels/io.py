@@ -1,0 +1,53 @@
+"""Kernels of the checkpoint I/O ops; the file layout is in checkpoint_format.py."""
+import numpy as np
+
+from tensorweave.framework import errors
+from tensorweave.kernels import checkpoint_format as files
+from tensorweave.kernels.registry import register_kernel
+
+
+def _text(value):
+    value = value.item() if isinstance(value, np.ndarray) else value
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _texts(values):
+    return [_text(v) for v in np.asarray(values, dtype=object).reshape(-1)]
+
+
+@register_kernel("SaveV2")
+def save_v2(prefix, tensor_names, shape_and_slices, *tensors):
+    names, specs = _texts(tensor_names), _texts(shape_and_slices)
+    if not len(names) == len(specs) == len(tensors):
+        raise errors.InvalidArgumentError(
+            None, None, f"SaveV2: {len(names)} names, {len(specs)} slice specs and "
+            f"{len(tensors)} tensors; expected one of each per tensor")
+    files.write_checkpoint(_text(prefix), names, specs, tensors)
+    return ()
+
+
+@register_kernel("RestoreV2")
+def restore_v2(prefix, tensor_names, shape_and_slices, *, dtypes):
+    reader = files.CheckpointReader(_text(prefix))
+    values = []
+    for name, spec, dtype in zip(_texts(tensor_names), _texts(shape_and_slices), dtypes):
+        value = reader.get_tensor(name, spec)
+        if value.dtype != dtype.np_dtype:
+                raise errors.InvalidArgumentError(
+                None, None, f"Tensor {name} is saved as {value.dtype}, the restore expects "
+                f"{dtype.name}")
+        values.append(value)
+    return values[0] if len(values) == 1 else tuple(values)  # one output: no tuple
+
+
+@register_kernel("MergeV2Checkpoints")
+def merge_v2_checkpoints(checkpoint_prefixes, destination_prefix, *, delete_old_dirs):
+    files.merge_checkpoints(_texts(checkpoint_prefixes), _text(destination_prefix),
+                            delete_sources=delete_old_dirs)
+    return ()
+
+
+@register_kernel("ShardedFilename")
+def sharded_filename(basename, shard, num_shards):
+    name = f"{_text(basename)}-{int(shard):05d}-of-{int(num_shards):05d}"
+    return np.array(name.encode(), dtype=object)
