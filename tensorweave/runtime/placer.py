@@ -312,8 +312,10 @@ def _place_floating(costs, assignment, floating):
 
 # --- reporting -------------------------------------------------------------------------------
 def placement_table(placement, ops, device_names):
-    """One compact table: ops, variable bytes, output bytes per step and compute per device."""
+    """One compact table of `ops` as `placement` put them: op count, variable bytes, output
+    bytes per step and estimated compute per device."""
     rows = {name: [0, 0, 0, 0.0] for name in device_names}
+    estimate = placement.estimate
     for op in ops:
         row = rows.setdefault(placement.assignment[op], [0, 0, 0, 0.0])
         row[0] += 1
@@ -326,9 +328,8 @@ def placement_table(placement, ops, device_names):
         row[3] += cost_model.compute_seconds(op)
     width = max(len(name) for name in rows)
     lines = [f"Device placement of {len(ops)} ops on {len(rows)} device(s)" + (
-        f"; estimated step {placement.estimate.step_seconds * 1e3:.3f} ms with "
-        f"{placement.estimate.transfers} cross-device transfers "
-        f"({_size(placement.estimate.transfer_bytes)})" if placement.estimate else "") + ":",
+        f"; estimated step {estimate.step_seconds * 1e3:.3f} ms with {estimate.transfers} "
+        f"cross-device transfers ({_size(estimate.transfer_bytes)})" if estimate else "") + ":",
         f"  {'device':<{width}}  {'ops':>6}  {'variables':>10}  {'outputs/step':>12}  "
         f"{'est. compute':>12}"]
     for name, (count, variables, outputs, seconds) in rows.items():

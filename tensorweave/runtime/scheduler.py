@@ -142,9 +142,11 @@ class Runtime:
 class ParallelStep:
     """One run of a step's partition plans on a Runtime."""
 
-    def __init__(self, plans, runtime, token, step_id, step_stats=None):
+    def __init__(self, plans, runtime, token, step_id, step_stats=None, rendezvous=None):
+        """`rendezvous`: where the step's Sends and Recvs meet; by default a LocalRendezvous
+        of its own (a worker passes one that also reaches remote tasks)."""
         self.token = token
-        self.rendezvous = rendezvous_lib.LocalRendezvous(step_id)
+        self.rendezvous = rendezvous or rendezvous_lib.LocalRendezvous(step_id)
         self.lock = threading.Lock()
         self.outstanding = 0
         self.done = threading.Event()

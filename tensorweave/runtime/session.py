@@ -100,10 +100,8 @@ class BaseSession:
 
     def placement_report(self):
         """The compact per-device table that log_device_placement prints."""
-        from tensorweave.runtime import placer
         self._placement.assign([])
-        last = self._placement.last
-        return placer.placement_table(last, list(last.assignment), self._device_set.names)
+        return self._placement.report()
 
     def as_default(self):
         return graph_lib.default_session(self)

@@ -38,6 +38,16 @@ class GraphPlacement:
         self._placed_version = None
         self._lock = threading.Lock()
 
+    def report(self):
+        """The placement table of every op placed so far."""
+        with self._lock:
+            return placer_lib.placement_table(self._whole(), list(self.assignment),
+                                              self.device_set.names)
+
+    def _whole(self):
+        """Every op placed so far, with the estimate of the last placement."""
+        return placer_lib.Placement(self.assignment, self.last.estimate if self.last else None)
+
     def assign(self, ops):
         """The devices of `ops` (placing the graph's new ops first); op -> device name."""
         with self._lock:
@@ -61,7 +71,7 @@ class GraphPlacement:
         self.assignment.update(placement.assignment)
         self.last = placement
         if self.log:
-            placer_lib.log_placement(placement, ops, self.device_set.names)
+            placer_lib.log_placement(self._whole(), list(self.assignment), self.device_set.names)
 
 
 class StepPlan:

@@ -210,3 +210,13 @@ def test_log_device_placement_prints_one_compact_table(capsys):
     counts = [int(line.split()[1]) for line in lines[2:]]
     assert sum(counts) == len(tf.get_default_graph().get_operations())
     assert report.splitlines()[1:] == lines[1:]
+
+
+def test_placement_report_covers_every_op_placed_so_far():
+    first = tf.constant(1.0)
+    with tf.Session() as sess:
+        sess.run(first)
+        sess.run(first + 1.0)  # placed incrementally
+        rows = sess.placement_report().splitlines()[2:]
+    assert [row.split()[0] for row in rows] == [CPU0]
+    assert int(rows[0].split()[1]) == len(tf.get_default_graph().get_operations()) == 3
