@@ -58,7 +58,13 @@ SUBMODULES = {
              "global_step exponential_decay piecewise_constant "
              "Example Features Feature BytesList FloatList Int64List SequenceExample "
              "Saver latest_checkpoint get_checkpoint_state update_checkpoint_state "
-             "checkpoint_exists list_variables load_variable NewCheckpointReader",
+             "checkpoint_exists list_variables load_variable NewCheckpointReader "
+             "SessionRunHook SessionRunArgs SessionRunContext SessionRunValues StopAtStepHook "
+             "CheckpointSaverHook CheckpointSaverListener StepCounterHook LoggingTensorHook "
+             "NanTensorHook NanLossDuringTrainingError FinalOpsHook FeedFnHook "
+             "GlobalStepWaiterHook SecondOrStepTimer SessionManager Scaffold "
+             "ChiefSessionCreator WorkerSessionCreator MonitoredSession "
+             "SingularMonitoredSession MonitoredTrainingSession",
     "errors": "OpError CancelledError UnknownError InvalidArgumentError DeadlineExceededError "
               "NotFoundError AlreadyExistsError PermissionDeniedError ResourceExhaustedError "
               "FailedPreconditionError AbortedError OutOfRangeError UnimplementedError "

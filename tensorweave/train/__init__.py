@@ -30,3 +30,15 @@ from tensorweave.train.checkpoint_management import (latest_checkpoint,  # noqa:
                                                      remove_checkpoint, CheckpointState,
                                                      list_variables, load_variable,
                                                      load_checkpoint, NewCheckpointReader)
+from tensorweave.train.session_run_hook import (SessionRunHook, SessionRunArgs,  # noqa: F401
+                                                SessionRunContext, SessionRunValues)
+from tensorweave.train.basic_session_run_hooks import (  # noqa: F401
+    SecondOrStepTimer, StopAtStepHook, CheckpointSaverHook, CheckpointSaverListener,
+    StepCounterHook, LoggingTensorHook, NanTensorHook, NanLossDuringTrainingError,
+    FinalOpsHook, FeedFnHook, GlobalStepWaiterHook)
+from tensorweave.train.session_manager import SessionManager  # noqa: F401
+from tensorweave.train.scaffold import (Scaffold, SessionCreator,  # noqa: F401
+                                        ChiefSessionCreator, WorkerSessionCreator)
+from tensorweave.train.monitored_session import (MonitoredSession,  # noqa: F401
+                                                 SingularMonitoredSession,
+                                                 MonitoredTrainingSession, StepContext)
