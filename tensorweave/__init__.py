@@ -39,6 +39,11 @@ from tensorweave.ops.math_ops import (add, subtract, multiply, divide, truediv, 
                                       broadcast_to)
 from tensorweave.ops.math_ops import range_ as range  # noqa: F401, A001
 from tensorweave.ops.math_ops import sub, mul, neg  # noqa: F401
+from tensorweave.ops.strided_slice_ops import strided_slice  # noqa: F401
+from tensorweave.ops.indexing_ops import gather_nd, scatter_nd, one_hot, sequence_mask  # noqa: F401
+from tensorweave.ops.pad_tile_ops import tile, reverse  # noqa: F401
+from tensorweave.ops.pad_tile_ops import reverse as reverse_v2  # noqa: F401
+from tensorweave.ops.sort_ops import unique  # noqa: F401
 from tensorweave.ops.random_ops import (random_normal, random_uniform,  # noqa: F401
                                         truncated_normal, random_shuffle)
 from tensorweave.ops.control_flow_ops import group, no_op, tuple, with_dependencies  # noqa: F401, A001

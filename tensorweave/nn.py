@@ -15,3 +15,4 @@ from tensorweave.ops.nn_impl import (dropout, moments, batch_normalization,  # n
                                      sigmoid_cross_entropy_with_logits,
                                      weighted_cross_entropy_with_logits, in_top_k,
                                      embedding_lookup)
+from tensorweave.ops.sort_ops import top_k  # noqa: F401

@@ -6,6 +6,7 @@ type has a kernel, so a family missing from this list fails loudly.
 from tensorweave.kernels import array, control_flow, math, nn, random, state, training  # noqa: F401
 from tensorweave.kernels import activation, conv  # noqa: F401
 from tensorweave.kernels import dataset, parsing  # noqa: F401
+from tensorweave.kernels import indexing  # noqa: F401
 from tensorweave.kernels import comm  # noqa: F401
 from tensorweave.kernels import data_flow  # noqa: F401
 from tensorweave.kernels import io  # noqa: F401

@@ -156,3 +156,95 @@ def gather_v2(params, indices, axis):
 @register_kernel("Where")
 def where(x):
     return np.argwhere(x).astype(np.int64)
+
+
+def _paddings(x, paddings):
+    paddings = np.asarray(paddings).astype(np.int64)
+    if paddings.shape != (np.ndim(x), 2) or (paddings < 0).any():
+        raise errors.InvalidArgumentError(None, None, f"paddings {paddings.tolist()} must be "
+                                          f"non-negative with shape [{np.ndim(x)}, 2]")
+    return paddings
+
+
+@register_kernel("PadV2")
+def pad_v2(x, paddings, constant_values):
+    x = np.asarray(x)
+    return np.pad(x, _paddings(x, paddings), constant_values=np.asarray(constant_values))
+
+
+@register_kernel("MirrorPad")
+def mirror_pad(x, paddings, *, mode):
+    x = np.asarray(x)
+    paddings = _paddings(x, paddings)
+    edge = 1 if mode == "REFLECT" else 0  # REFLECT does not repeat the edge element
+    too_wide = paddings.max(axis=1, initial=0) > np.array(x.shape, dtype=np.int64) - edge
+    if too_wide.any():
+        axis = int(np.argmax(too_wide))
+        raise errors.InvalidArgumentError(None, None, f"{mode} paddings "
+                                          f"{paddings[axis].tolist()} of dimension {axis} exceed "
+                                          f"{x.shape[axis] - edge} for its size {x.shape[axis]}")
+    return np.pad(x, paddings, mode=mode.lower())
+
+
+@register_kernel("MirrorPadGrad")
+def mirror_pad_grad(grad, paddings, *, mode):
+    grad = np.asarray(grad)
+    edge = 1 if mode == "REFLECT" else 0
+    for axis, (before, after) in enumerate(_paddings(grad, paddings).tolist()):
+        moved = np.moveaxis(grad, axis, 0)
+        size = moved.shape[0] - before - after
+        if size < 0 or max(before, after) > size - edge:
+            raise errors.InvalidArgumentError(None, None, f"{mode} paddings {[before, after]} "
+                                              f"do not fit dimension {axis} of the gradient")
+        core = moved[before:before + size].copy()
+        core[edge:edge + before] += moved[:before][::-1]  # the border folds back onto what
+        core[size - edge - after:size - edge] += moved[before + size:][::-1]  # it mirrored
+        grad = np.moveaxis(core, 0, axis)
+    return np.ascontiguousarray(grad)
+
+
+@register_kernel("Tile")
+def tile(x, multiples):
+    x = np.asarray(x)
+    multiples = [int(m) for m in np.asarray(multiples).reshape(-1)]
+    if len(multiples) != x.ndim or min(multiples, default=0) < 0:
+        raise errors.InvalidArgumentError(None, None, f"multiples {multiples} must be "
+                                          f"non-negative, one per dimension of {list(x.shape)}")
+    return np.tile(x, multiples)
+
+
+@register_kernel("ReverseV2")
+def reverse_v2(x, axis):
+    x = np.asarray(x)
+    axes = [int(a) for a in np.asarray(axis).reshape(-1)]
+    if any(not -x.ndim <= a < max(x.ndim, 1) for a in axes):
+        raise errors.InvalidArgumentError(None, None, f"axis {axes} is out of range for rank "
+                                          f"{x.ndim}")
+    return np.flip(x, axis=tuple(a % x.ndim for a in axes)).copy() if axes else x.copy()
+
+
+@register_kernel("TopKV2")
+def top_k_v2(x, k, *, sorted):  # noqa: A002 - the op's attr name
+    x, k = np.asarray(x), int(k)
+    if x.ndim == 0 or not 0 <= k <= x.shape[-1]:
+        raise errors.InvalidArgumentError(None, None, f"k = {k} must be in [0, "
+                                          f"{x.shape[-1] if x.ndim else 0}] for input of shape "
+                                          f"{list(x.shape)}")
+    # A stable ascending sort of the reversed row, read backwards, is a descending sort in which
+    # equal values keep their original order (lower index first), as TF orders them.
+    order = np.argsort(x[..., ::-1], axis=-1, kind="stable")[..., ::-1][..., :k]
+    indices = (x.shape[-1] - 1 - order).astype(np.int32)
+    return np.take_along_axis(x, indices, axis=-1), indices
+
+
+@register_kernel("Unique")
+def unique(x, *, out_idx):
+    x = np.asarray(x)
+    if x.ndim != 1:
+        raise errors.InvalidArgumentError(None, None, f"unique needs a vector, got shape "
+                                          f"{list(x.shape)}")
+    values, first, inverse = np.unique(x, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # sorted distinct values -> first-appearance order
+    position = np.empty_like(order)
+    position[order] = np.arange(len(order))
+    return values[order], position[inverse.reshape(-1)].astype(out_idx.np_dtype)

@@ -358,6 +358,9 @@ def transpose(a, perm=None, name="transpose", conjugate=False):
 # Slicing and joining ops live in slicing_ops.py; they are part of this namespace too.
 from tensorweave.ops.slicing_ops import (  # noqa: E402,F401
     boolean_mask, concat, gather, pad, slice_, split, stack, unstack, where_indices)
+from tensorweave.ops.strided_slice_ops import strided_slice  # noqa: E402,F401
+from tensorweave.ops.indexing_ops import (  # noqa: E402,F401
+    gather_nd, one_hot, scatter_nd, sequence_mask)
 
 
 # --- Python lists of tensors convert by stacking (tf.convert_to_tensor([t1, t2])) ----------------

@@ -4,6 +4,7 @@ Unary and binary elementwise ops are registered from tables (name -> gradient ru
 by one; every op's gradient rule is defined here with it. Python operators on Tensors are
 installed at the end of this module.
 """
+import numpy as np
 
 from tensorweave.framework import common_shapes
 from tensorweave.framework import dtypes
@@ -351,6 +352,17 @@ def zeros_like_float(x):
 register_op("Cast", inputs=["x: SrcT"], outputs=["y: DstT"],
             attrs={"SrcT": "type", "DstT": "type", "Truncate": ("bool", False)},
             shape_fn=common_shapes.unchanged)
+
+
+def _fold_cast(op, values):
+    """Casts of constants are constants (so a shape converted to int64 stays static)."""
+    if values[0] is None or dtypes.string in (op.get_attr("SrcT"), op.get_attr("DstT")):
+        return None
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.asarray(values[0]).astype(op.get_attr("DstT").np_dtype)
+
+
+tensor_util.register_constant_folder("Cast", _fold_cast)
 
 
 @register_gradient("Cast")

@@ -223,11 +223,9 @@ def _pad_grad(op, grad):
 
 
 def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
-    if mode.upper() != "CONSTANT" or constant_values != 0:
-        raise NotImplementedError(f"tf.pad: mode={mode!r} with constant_values={constant_values} "
-                                  "is not supported yet (only zero CONSTANT padding)")
-    return make_tensor("Pad", [convert_to_tensor(tensor), array_ops._shape_to_tensor(paddings)],
-                       name=name or "Pad")
+    """tf.pad; the modes beyond zero padding live with the other padding ops."""
+    from tensorweave.ops import pad_tile_ops
+    return pad_tile_ops.pad(tensor, paddings, mode, name, constant_values)
 
 
 def slice_(input_, begin, size, name=None):  # noqa: F811

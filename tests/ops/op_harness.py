@@ -106,7 +106,8 @@ class OpCase:
     reference: object             # fn(*arrays) -> array | list of arrays
     inputs: tuple                 # domains, each fn(rng, dtype) -> array; or one fn -> arrays
     dtypes: tuple = FLOATS
-    out_dtype: object = None      # None: the row's dtype; a NumPy dtype; or fn(dtype) -> dtype
+    out_dtype: object = None      # None: the row's dtype; a NumPy dtype; or fn(dtype) -> dtype;
+                                  # or a list of those, one per output (values and indices)
     grad: int = 0                 # highest gradient order checked numerically (float64)
     grad_dynamic: bool = True     # also check gradients with inputs of unknown shape
     modes: tuple = SHAPE_MODES
@@ -152,12 +153,15 @@ def as_list(value):
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def expected_dtype(case, dtype):
-    if case.out_dtype is None:
+def expected_dtype(case, dtype, output=0):
+    spec = case.out_dtype
+    if isinstance(spec, list):
+        spec = spec[output]
+    if spec is None:
         return np.dtype(dtype)
-    if callable(case.out_dtype) and not isinstance(case.out_dtype, type):
-        return np.dtype(case.out_dtype(np.dtype(dtype)))
-    return np.dtype(case.out_dtype)
+    if callable(spec) and not isinstance(spec, type):
+        return np.dtype(spec(np.dtype(dtype)))
+    return np.dtype(spec)
 
 
 def feed_tensors(arrays, mode):
@@ -187,10 +191,11 @@ def run_case(case, dtype, mode):
     expected = as_list(case.reference(*[upcast(a) for a in arrays]))
     assert len(expected) == len(values), f"{case.name}: {len(values)} outputs, reference has " \
                                          f"{len(expected)}"
-    want_dtype = expected_dtype(case, dtype)
     for k, (tensor, value, reference) in enumerate(zip(outputs, values, expected)):
         where = f"{case.name}[{np.dtype(dtype).name}, {mode}] output {k}"
-        value = np.asarray(value)
+        want_dtype = expected_dtype(case, dtype, k)
+        # A fetched string scalar is bytes; as an array it is object, like its tensor.
+        value = np.asarray(value, dtype=object if want_dtype == object else None)
         assert tensor.dtype.np_dtype == want_dtype, \
             f"{where}: static dtype {tensor.dtype.name}, expected {want_dtype}"
         assert value.dtype == want_dtype, f"{where}: kernel returned {value.dtype}, " \
