@@ -44,6 +44,12 @@ from tensorweave.ops.indexing_ops import gather_nd, scatter_nd, one_hot, sequenc
 from tensorweave.ops.pad_tile_ops import tile, reverse  # noqa: F401
 from tensorweave.ops.pad_tile_ops import reverse as reverse_v2  # noqa: F401
 from tensorweave.ops.sort_ops import unique  # noqa: F401
+from tensorweave.ops.math_ops import is_nan, is_inf, is_finite  # noqa: F401
+from tensorweave.ops.cumulative_ops import cumsum, cumprod, lin_space, linspace, meshgrid  # noqa: F401
+from tensorweave.ops.linalg_ops import einsum  # noqa: F401
+from tensorweave.ops.reduction_ops import reduce_logsumexp, count_nonzero  # noqa: F401
+from tensorweave.ops.clip_ops import (clip_by_value, clip_by_norm, clip_by_global_norm,  # noqa: F401
+                                      clip_by_average_norm, global_norm, norm)
 from tensorweave.ops.random_ops import (random_normal, random_uniform,  # noqa: F401
                                         truncated_normal, random_shuffle)
 from tensorweave.ops.control_flow_ops import group, no_op, tuple, with_dependencies  # noqa: F401, A001
@@ -78,6 +84,7 @@ from tensorweave.runtime.config import (ConfigProto, RunOptions, RunMetadata,  #
 from tensorweave.distributed.config import RPCOptions  # noqa: F401
 from tensorweave import kernels as _kernels  # noqa: F401 - registers every kernel
 from tensorweave import layers, losses, metrics  # noqa: F401
+from tensorweave import linalg  # noqa: F401
 from tensorweave import (app, compat, errors, flags, initializers, logging, math,  # noqa: F401
                          nn, random, train, dtypes)
 from tensorweave.ops.parsing_ops import (FixedLenFeature, VarLenFeature,  # noqa: F401

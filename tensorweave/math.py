@@ -8,5 +8,10 @@ from tensorweave.ops.math_ops import (add, subtract, multiply, divide, truediv, 
                                       reduce_any, argmax, argmin, equal, not_equal, less,
                                       less_equal, greater, greater_equal, logical_and,
                                       logical_or, logical_not, logical_xor,
-                                      unsorted_segment_sum, invert_permutation)
+                                      unsorted_segment_sum, invert_permutation, is_nan, is_inf,
+                                      is_finite)
 from tensorweave.ops.math_ops import mod  # noqa: F401
+from tensorweave.ops.cumulative_ops import cumsum, cumprod  # noqa: F401
+from tensorweave.ops.reduction_ops import (reduce_logsumexp, count_nonzero,  # noqa: F401
+                                           reduce_euclidean_norm)
+from tensorweave.ops.sort_ops import top_k  # noqa: F401

@@ -36,6 +36,9 @@ layers losses metrics
 data io python_io FixedLenFeature VarLenFeature parse_single_example parse_example decode_raw
 fixed_size_partitioner min_max_variable_partitioner variable_axis_size_partitioner
 newaxis strided_slice gather_nd scatter_nd one_hot sequence_mask tile reverse reverse_v2 unique
+linspace lin_space meshgrid cumsum cumprod einsum reduce_logsumexp count_nonzero is_nan is_inf
+is_finite clip_by_value clip_by_norm clip_by_global_norm clip_by_average_norm global_norm norm
+linalg
 """.split()
 
 SUBMODULES = {
@@ -78,6 +81,10 @@ SUBMODULES = {
     "python_io": "TFRecordWriter TFRecordOptions TFRecordCompressionType tf_record_iterator",
     "flags": "FLAGS DEFINE_string DEFINE_integer DEFINE_float DEFINE_boolean DEFINE_bool",
     "logging": "set_verbosity info warn warning error fatal debug DEBUG INFO WARN ERROR FATAL",
+    "math": "add subtract multiply divide truediv floordiv floormod mod pow logical_xor cumsum "
+            "cumprod reduce_logsumexp count_nonzero reduce_euclidean_norm is_nan is_inf "
+            "is_finite top_k",
+    "linalg": "einsum norm matmul tensordot",
 }
 
 

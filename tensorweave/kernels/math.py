@@ -264,3 +264,50 @@ def sum_to_shape(x, target_shape):
             raise errors.InvalidArgumentError(None, None, f"cannot sum shape {list(x.shape)} "
                                               f"down to {list(target)}")
     return np.sum(x, axis=axes, dtype=x.dtype).reshape(target)
+
+
+# --- scans, LinSpace, Einsum, float classification ------------------------------------------------
+def _scan_kernel(accumulate, identity):
+    def compute(x, axis, *, exclusive, reverse):
+        x, axis = np.asarray(x), int(axis)
+        if not -x.ndim <= axis < x.ndim:
+            raise errors.InvalidArgumentError(None, None, f"axis {axis} is out of range for an "
+                                              f"input of rank {x.ndim}")
+        moved = np.moveaxis(x, axis, 0)
+        if reverse:
+            moved = moved[::-1]
+        out = accumulate(moved, axis=0, dtype=x.dtype)
+        if exclusive and len(out):
+            out = np.concatenate([np.full_like(out[:1], identity), out[:-1]])
+        if reverse:
+            out = out[::-1]
+        return np.ascontiguousarray(np.moveaxis(out, 0, axis))
+    return compute
+
+
+register_kernel("Cumsum")(_scan_kernel(np.cumsum, 0))
+register_kernel("Cumprod")(_scan_kernel(np.cumprod, 1))
+
+
+@register_kernel("LinSpace")
+def lin_space(start, stop, num):
+    start, num = np.asarray(start), int(num)
+    if num < 1:
+        raise errors.InvalidArgumentError(None, None, f"num must be positive, got {num}")
+    return np.linspace(start, np.asarray(stop), num, dtype=start.dtype)
+
+
+@register_kernel("Einsum")
+def einsum(*inputs, equation):
+    # optimize=True contracts pairwise through BLAS (tensordot) instead of einsum's C loop.
+    return np.einsum(equation, *inputs, optimize=len(inputs) > 1)
+
+
+def _classify_kernel(fn):
+    def compute(x):
+        return fn(x)
+    return compute
+
+
+for _name, _fn in {"IsNan": np.isnan, "IsInf": np.isinf, "IsFinite": np.isfinite}.items():
+    register_kernel(_name)(_classify_kernel(_fn))

@@ -1,8 +1,10 @@
-"""Matrix products: MatMul (transpose flags), BatchMatMulV2 (broadcast batch dims), tensordot."""
+"""Matrix products: MatMul (transpose flags), BatchMatMulV2 (broadcast batch dims), tensordot,
+and Einsum (NumPy's equation language) with its gradient."""
 import numpy as np
 
 from tensorweave.framework import common_shapes
 from tensorweave.framework import tensor_shape
+from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.op_def import register_op
 from tensorweave.ops import array_ops
 from tensorweave.ops.gradients import register_gradient
@@ -166,3 +168,152 @@ def tensordot(a, b, axes, name=None):
     return array_ops.reshape(product, out_shape, name=name)
 
 
+# --- Einsum ------------------------------------------------------------------------------------
+def _tokens(subscripts):
+    """'a...bc' -> ['a', '...', 'b', 'c']."""
+    tokens, rest = [], subscripts
+    while rest:
+        if rest.startswith("..."):
+            tokens.append("...")
+            rest = rest[3:]
+        elif rest[0].isalpha():
+            tokens.append(rest[0])
+            rest = rest[1:]
+        else:
+            raise ValueError(f"einsum subscripts may hold letters and '...' only, got "
+                             f"{subscripts!r}")
+    if tokens.count("...") > 1:
+        raise ValueError(f"einsum subscripts {subscripts!r} hold '...' more than once")
+    return tokens
+
+
+def parse_equation(equation, count):
+    """(input token lists, output token list) of an einsum equation over `count` operands; an
+    implicit output is, as in NumPy, '...' then the letters used once, in alphabetical order."""
+    text = equation.replace(" ", "")
+    if text.count("->") > 1:
+        raise ValueError(f"einsum equation {equation!r} has more than one '->'")
+    inputs, arrow, output = text.partition("->")
+    subs = [_tokens(s) for s in inputs.split(",")]
+    if len(subs) != count:
+        raise ValueError(f"einsum equation {equation!r} names {len(subs)} operands, got {count}")
+    letters = [t for sub in subs for t in sub if t != "..."]
+    if not arrow:
+        ellipsis = ["..."] if any("..." in sub for sub in subs) else []
+        return subs, ellipsis + sorted(t for t in set(letters) if letters.count(t) == 1)
+    out = _tokens(output)
+    for token in out:
+        if token != "..." and token not in letters:
+            raise ValueError(f"einsum output subscript {token!r} of {equation!r} names no input "
+                             "dimension")
+        if token != "..." and out.count(token) > 1:
+            raise ValueError(f"einsum output subscript {token!r} of {equation!r} is repeated")
+    if "..." in out and not any("..." in sub for sub in subs):
+        raise ValueError(f"einsum output of {equation!r} has '...' but no input has")
+    return subs, out
+
+
+def _join(subs, out):
+    return ",".join("".join(s) for s in subs) + "->" + "".join(out)
+
+
+def _einsum_shape(op):
+    subs, out = parse_equation(op.get_attr("equation"), len(op.inputs))
+    sizes, ellipsis = {}, TensorShape([])
+    for i, (sub, tensor) in enumerate(zip(subs, op.inputs)):
+        dims = tensor.shape.as_tuple()
+        if dims is None:
+            return [tensor_shape.unknown_shape()]
+        named = [t for t in sub if t != "..."]
+        if len(dims) < len(named) or ("..." not in sub and len(dims) != len(named)):
+            raise ValueError(f"operand {i} has shape {tensor.shape} but subscripts "
+                             f"{''.join(sub)!r} name {len(named)} dimensions")
+        cut = sub.index("...") if "..." in sub else len(sub)
+        extra = len(dims) - len(named)
+        ellipsis = common_shapes.broadcast_shapes(ellipsis, dims[cut:cut + extra])
+        for token, dim in zip(sub[:cut] + sub[cut + 1:], dims[:cut] + dims[cut + extra:]):
+            known = sizes.get(token)
+            if known is not None and dim is not None and known != dim:
+                raise ValueError(f"einsum subscript {token!r} stands for dimensions of size "
+                                 f"{known} and {dim}")
+            sizes[token] = dim if known is None else known
+    dims = []
+    for token in out:
+        dims.extend(ellipsis.as_tuple() if token == "..." else [sizes[token]])
+    return [TensorShape(dims)]
+
+
+register_op("Einsum", inputs=["inputs: N * T"], outputs=["output: T"],
+            attrs={"equation": "string", "N": "int", "T": "type"}, shape_fn=_einsum_shape,
+            allowed_types={"T": _REAL},
+            doc="Tensor contraction by Einstein summation; the equation always has its '->'.")
+
+
+@register_gradient("Einsum")
+def _einsum_grad(op, grad):
+    # d/d operand i: the output gradient contracted with the other operands, onto operand i's
+    # subscripts. Letters only operand i has (summed away in the forward pass) come back by
+    # contracting with ones shaped like operand i; a repeated letter (a diagonal) by placing the
+    # result on the diagonal with identity matrices.
+    subs, out = parse_equation(op.get_attr("equation"), len(op.inputs))
+    grads = []
+    for i, (sub, x) in enumerate(zip(subs, op.inputs)):
+        unique = list(dict.fromkeys(sub))
+        others = [s for j, s in enumerate(subs) if j != i]
+        operands = [grad] + [t for j, t in enumerate(op.inputs) if j != i]
+        if any(t not in set(out).union(*others) for t in unique):
+            others.append(sub)
+            operands.append(array_ops.ones_like(x))
+        partial = einsum(_join([out] + others, unique), *operands)
+        if len(unique) != len(sub):
+            partial = _onto_diagonal(partial, unique, sub, x, subs + [out])
+        if "..." in sub and sub[0] != "..." and not _same_ellipsis_rank(x, sub, grad, out):
+            raise NotImplementedError(f"{op.describe()}: no gradient when '...' broadcasts in "
+                                      "the middle of the subscripts")
+        grads.append(math_ops.sum_to_shape_of(partial, x, partial) if "..." in sub else partial)
+    return grads
+
+
+def _onto_diagonal(partial, unique, sub, x, all_subs):
+    """partial (subscripts `unique`) placed where `sub` repeats a letter: times eye(n)."""
+    used = {t for s in all_subs for t in s}
+    fresh = (c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used)
+    cut = sub.index("...") if "..." in sub else len(sub)
+    target, eye_subs, eyes, seen = [], [], [], set()
+    for position, token in enumerate(sub):
+        if token in seen:
+            letter = next(fresh)
+            target.append(letter)
+            eye_subs.append([token, letter])
+            eyes.append(_eye(x, position if position < cut else position - len(sub),
+                             partial.dtype))
+        else:
+            seen.add(token)
+            target.append(token)
+    return einsum(_join([unique] + eye_subs, target), partial, *eyes)
+
+
+def _eye(x, axis, dtype):
+    dims = x.shape.as_tuple()
+    if dims is not None and dims[axis] is not None:
+        return array_ops.constant(np.eye(dims[axis], dtype=dtype.np_dtype))
+    size = array_ops.shape(x)[axis]
+    return array_ops.one_hot(reduction_ops.range_(0, size), size, dtype=dtype)
+
+
+def _same_ellipsis_rank(x, sub, y, out):
+    if x.shape.ndims is None or y.shape.ndims is None:
+        return False
+    return x.shape.ndims - len(sub) == y.shape.ndims - len(out)
+
+
+def einsum(equation, *inputs, **kwargs):
+    """`tf.einsum`: Einstein summation over the operands (NumPy's equation language)."""
+    name = kwargs.pop("name", None)
+    if kwargs:
+        raise TypeError(f"tf.einsum: unexpected arguments {sorted(kwargs)}")
+    if not inputs:
+        raise ValueError("tf.einsum needs at least one operand")
+    tensors = [convert_to_tensor(t) for t in inputs]
+    subs, out = parse_equation(equation, len(tensors))
+    return make_tensor("Einsum", [tensors], {"equation": _join(subs, out)}, name or "Einsum")

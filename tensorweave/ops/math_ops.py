@@ -304,6 +304,16 @@ def logical_xor(x, y, name="LogicalXor"):
     return logical_and(logical_or(x, y), logical_not(logical_and(x, y)), name=name)
 
 
+for _name in ("IsNan", "IsInf", "IsFinite"):
+    register_op(_name, inputs=["x: T"], outputs=["y: bool"], attrs={"T": "type"},
+                shape_fn=common_shapes.unchanged, allowed_types={"T": _FLOAT})
+    not_differentiable(_name)
+
+is_nan = _unary("IsNan", "IsNan")
+is_inf = _unary("IsInf", "IsInf")
+is_finite = _unary("IsFinite", "IsFinite")
+
+
 # --- Select (tf.where with three arguments) -----------------------------------------------------
 def _select_shape(op):
     cond, x, y = (t.shape for t in op.inputs)

@@ -1,4 +1,5 @@
-"""Reductions (sum, mean, max, min, prod, all, any) and their gradients, BroadcastTo, ArgMax/ArgMin,
+"""Reductions (sum, mean, max, min, prod, all, any) and their gradients, the composite ones
+(logsumexp, count_nonzero, euclidean norm), BroadcastTo, ArgMax/ArgMin,
 Range, InvertPermutation, UnsortedSegmentSum and the densification of IndexedSlices."""
 import numpy as np
 
@@ -63,6 +64,44 @@ reduce_min = _reduce("Min", "Min")
 reduce_prod = _reduce("Prod", "Prod")
 reduce_all = _reduce("All", "All")
 reduce_any = _reduce("Any", "Any")
+
+
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None,
+                     reduction_indices=None, keep_dims=None):
+    """log(sum(exp(x))) computed as m + log(sum(exp(x - m))) with m the (finite) maximum, so
+    that large inputs do not overflow. m is a constant to the gradient: the result does not
+    depend on it, so every order of derivative is exact."""
+    x = convert_to_tensor(input_tensor)
+    axis = reduction_indices if axis is None else axis
+    keep = bool(keepdims if keep_dims is None else keep_dims)
+    with graph_lib.name_scope(name, "ReduceLogSumExp", [x]):
+        raw_max = reduce_max(x, axis, keepdims=True)
+        shift = array_ops.stop_gradient(math_ops.select(math_ops.is_finite(raw_max), raw_max,
+                                                        array_ops.zeros_like(raw_max)))
+        result = math_ops.log(reduce_sum(math_ops.exp(x - shift), axis, keepdims=keep))
+        if not keep:
+            shift = array_ops.reshape(shift, array_ops._static_or_dynamic_shape(result))
+        return result + shift
+
+
+def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=dtypes.int64, name=None,
+                  reduction_indices=None, keep_dims=None, input=None):  # noqa: A002
+    """The number of elements that are not zero (not False, not the empty string)."""
+    x = convert_to_tensor(input if input_tensor is None else input_tensor)
+    axis = reduction_indices if axis is None else axis
+    keep = bool(keepdims if keep_dims is None else keep_dims)
+    zero = constant("" if x.dtype == dtypes.string else np.zeros((), x.dtype.np_dtype),
+                    dtype=x.dtype)
+    with graph_lib.name_scope(name, "count_nonzero", [x]):
+        return reduce_sum(math_ops.cast(math_ops.not_equal(x, zero), dtype), axis,
+                          keepdims=keep)
+
+
+def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
+    """sqrt(sum(x**2)) over the axes (its gradient is undefined where the norm is 0)."""
+    x = convert_to_tensor(input_tensor)
+    return math_ops.sqrt(reduce_sum(math_ops.square(x), axis, keepdims=keepdims),
+                         name=name or "EuclideanNorm")
 
 
 def _kept_shape(op):
