@@ -50,6 +50,15 @@ from tensorweave.ops.linalg_ops import einsum  # noqa: F401
 from tensorweave.ops.reduction_ops import reduce_logsumexp, count_nonzero  # noqa: F401
 from tensorweave.ops.clip_ops import (clip_by_value, clip_by_norm, clip_by_global_norm,  # noqa: F401
                                       clip_by_average_norm, global_norm, norm)
+from tensorweave.ops.debug_ops import (check_numerics, verify_tensor_all_finite,  # noqa: F401
+                                       Assert, Print)
+from tensorweave.ops.debug_ops import print_v2 as print  # noqa: F401, A001
+from tensorweave.ops.check_ops import (assert_equal, assert_none_equal, assert_less,  # noqa: F401
+                                       assert_less_equal, assert_greater,
+                                       assert_greater_equal, assert_positive, assert_negative,
+                                       assert_non_negative, assert_non_positive, assert_rank,
+                                       assert_rank_at_least, assert_type, assert_integer,
+                                       assert_scalar)
 from tensorweave.ops.random_ops import (random_normal, random_uniform,  # noqa: F401
                                         truncated_normal, random_shuffle)
 from tensorweave.ops.control_flow_ops import group, no_op, tuple, with_dependencies  # noqa: F401, A001
@@ -85,6 +94,7 @@ from tensorweave.distributed.config import RPCOptions  # noqa: F401
 from tensorweave import kernels as _kernels  # noqa: F401 - registers every kernel
 from tensorweave import layers, losses, metrics  # noqa: F401
 from tensorweave import linalg  # noqa: F401
+from tensorweave import debugging  # noqa: F401
 from tensorweave import (app, compat, errors, flags, initializers, logging, math,  # noqa: F401
                          nn, random, train, dtypes)
 from tensorweave.ops.parsing_ops import (FixedLenFeature, VarLenFeature,  # noqa: F401

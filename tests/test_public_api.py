@@ -39,6 +39,10 @@ newaxis strided_slice gather_nd scatter_nd one_hot sequence_mask tile reverse re
 linspace lin_space meshgrid cumsum cumprod einsum reduce_logsumexp count_nonzero is_nan is_inf
 is_finite clip_by_value clip_by_norm clip_by_global_norm clip_by_average_norm global_norm norm
 linalg
+check_numerics verify_tensor_all_finite Assert Print print assert_equal assert_none_equal
+assert_less assert_less_equal assert_greater assert_greater_equal assert_positive assert_negative
+assert_non_negative assert_non_positive assert_rank assert_rank_at_least assert_type
+assert_integer assert_scalar debugging
 """.split()
 
 SUBMODULES = {
@@ -85,6 +89,11 @@ SUBMODULES = {
             "cumprod reduce_logsumexp count_nonzero reduce_euclidean_norm is_nan is_inf "
             "is_finite top_k",
     "linalg": "einsum norm matmul tensordot",
+    "debugging": "check_numerics Assert assert_equal assert_none_equal assert_less "
+                 "assert_less_equal assert_greater assert_greater_equal assert_positive "
+                 "assert_negative assert_non_negative assert_non_positive assert_rank "
+                 "assert_rank_at_least assert_type assert_integer assert_scalar assert_shapes "
+                 "assert_all_finite is_nan is_inf is_finite",
 }
 
 

@@ -7,6 +7,7 @@ from tensorweave.kernels import array, control_flow, math, nn, random, state, tr
 from tensorweave.kernels import activation, conv  # noqa: F401
 from tensorweave.kernels import dataset, parsing  # noqa: F401
 from tensorweave.kernels import indexing  # noqa: F401
+from tensorweave.kernels import debug  # noqa: F401
 from tensorweave.kernels import comm  # noqa: F401
 from tensorweave.kernels import data_flow  # noqa: F401
 from tensorweave.kernels import io  # noqa: F401

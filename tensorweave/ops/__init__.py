@@ -8,6 +8,7 @@ from tensorweave.ops import activation_ops, conv_ops, nn_impl  # noqa: F401
 from tensorweave.ops import dataset_ops, parsing_ops  # noqa: F401
 from tensorweave.ops import indexing_ops, pad_tile_ops, sort_ops, strided_slice_ops  # noqa: F401
 from tensorweave.ops import clip_ops, cumulative_ops  # noqa: F401
+from tensorweave.ops import check_ops, debug_ops  # noqa: F401
 from tensorweave.ops import comm_ops  # noqa: F401
 from tensorweave.ops import data_flow_ops  # noqa: F401
 from tensorweave.ops import io_ops, partitioned_variables  # noqa: F401

@@ -1,0 +1,117 @@
+"""Kernels of the debugging ops: CheckNumerics, Assert, StringFormat, PrintV2 and Print.
+
+Tensors are formatted with NumPy's array printer: `summarize` entries at each end of every
+dimension (the middle elided as "..."), all of them when summarize is -1.
+"""
+import sys
+import threading
+
+import numpy as np
+
+from tensorweave.framework import errors
+from tensorweave.framework import output_streams
+from tensorweave.kernels.registry import register_kernel
+
+
+def format_value(value, summarize):
+    """A tensor's value as text: strings as they are, arrays by NumPy's printer."""
+    value = np.asarray(value)
+    if value.dtype == object:
+        if value.ndim == 0:
+            return _as_text(value[()])
+        try:
+            value = np.char.decode(value.astype(np.bytes_), "utf-8", "replace")
+        except (UnicodeEncodeError, TypeError):
+            value = value.astype(np.str_)
+    threshold = sys.maxsize if summarize < 0 else 0
+    return np.array2string(value, threshold=threshold, edgeitems=max(summarize, 1),
+                           max_line_width=sys.maxsize, separator=" ",
+                           formatter=_FORMATTERS)
+
+
+def _format_float(number):
+    return f"{number:g}"  # 1 rather than 1., as TF prints
+
+
+# Unpadded entries ("[0 1 ... 98 99]", not "[ 0  1 ... 98 99]"), strings without quotes.
+_FORMATTERS = {"float_kind": _format_float, "int": str, "bool": str, "numpystr": str}
+
+
+def _as_text(item):
+    return item.decode("utf-8", "replace") if isinstance(item, bytes) else str(item)
+
+
+@register_kernel("CheckNumerics", forwards_input=True)
+def check_numerics(x, *, message):
+    x = np.asarray(x)
+    if not np.isfinite(x).all():
+        kinds = [kind for kind, fn in (("NaN", np.isnan), ("Inf", np.isinf)) if fn(x).any()]
+        raise errors.InvalidArgumentError(None, None, f"{message} : Tensor had "
+                                          f"{' and '.join(kinds)} values")
+    return x
+
+
+@register_kernel("Assert")
+def assert_(condition, *data, summarize):
+    condition = np.asarray(condition)
+    if condition.size != 1:
+        raise errors.InvalidArgumentError(None, None, f"the condition of Assert must be a "
+                                          f"scalar, got shape {list(condition.shape)}")
+    if not condition.reshape(-1)[0]:
+        details = " ".join(f"[{format_value(item, summarize)}]" for item in data)
+        raise errors.InvalidArgumentError(None, None, f"assertion failed: {details}")
+    return ()
+
+
+@register_kernel("StringFormat")
+def string_format(*inputs, template, placeholder, summarize):
+    pieces = template.split(placeholder)
+    if len(pieces) != len(inputs) + 1:
+        raise errors.InvalidArgumentError(None, None, f"the template has {len(pieces) - 1} "
+                                          f"placeholders for {len(inputs)} inputs")
+    text = [pieces[0]]
+    for value, piece in zip(inputs, pieces[1:]):
+        text.append(format_value(value, summarize))
+        text.append(piece)
+    return np.array("".join(text).encode("utf-8"), dtype=object)
+
+
+@register_kernel("PrintV2")
+def print_v2(text, *, output_stream, end):
+    try:
+        output_streams.write(output_stream, _as_text(np.asarray(text)[()]) + end)
+    except KeyError:
+        raise errors.InvalidArgumentError(None, None, f"unknown output stream "
+                                          f"{output_stream!r} (a stream handed to tf.print in "
+                                          "another process?)") from None
+    return ()
+
+
+class _PrintCount:
+    """How many times one Print op has printed (for its first_n)."""
+
+    def __init__(self):
+        self.count = 0
+        self.lock = threading.Lock()
+
+    def take(self, first_n):
+        with self.lock:
+            self.count += 1
+            return first_n < 0 or self.count <= first_n
+
+
+def _flat_summary(value, summarize):
+    """TF 1.x Print's format: the first `summarize` values of the flattened tensor."""
+    flat = np.asarray(value).reshape(-1)
+    shown = flat if summarize < 0 else flat[:summarize]
+    text = format_value(shown, -1)
+    return text[:-1] + "...]" if len(shown) < flat.size else text
+
+
+@register_kernel("Print", resource="resource", resource_factory=lambda attrs: _PrintCount(),
+                 forwards_input=True)
+def print_(counter, x, *data, message, first_n, summarize):
+    if counter.take(first_n):
+        output_streams.write("stderr", message + "".join(_flat_summary(d, summarize)
+                                                         for d in data) + "\n")
+    return x
