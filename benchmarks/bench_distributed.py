@@ -11,6 +11,9 @@ client in its own process against its own server, as between-graph training does
   latency   a tiny op on the ps (variable + 1) fetched by the worker's client: us per run;
   mlp       asynchronous between-graph MLP 784-512-512-10, Adam, batch 128, 1 ps + 2 workers:
             aggregate steps/s of the two workers running at the same time.
+Both frameworks get the same thread policy, the one `tensorweave launch` applies: every task
+asks for cores // tasks intra-op threads (ConfigProto.intra_op_parallelism_threads, for the
+server and the session); `--tf-default-threads` also measures TF with its own defaults.
 Run with `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE` on this workplace (see BENCHMARKS.md).
 """
 import argparse
@@ -54,9 +57,16 @@ def framework(name):
     return tf
 
 
+def config(tf, args):
+    if not args.threads:
+        return None
+    return tf.ConfigProto(intra_op_parallelism_threads=args.threads)
+
+
 def role_ps(args):
     tf = framework(args.framework)
-    server = tf.train.Server(tf.train.ClusterSpec(json.loads(args.cluster)), "ps", 0)
+    server = tf.train.Server(tf.train.ClusterSpec(json.loads(args.cluster)), "ps", 0,
+                             config=config(tf, args))
     print("READY", flush=True)
     server.join()
 
@@ -65,7 +75,7 @@ def role_transfer(args):
     """The worker of the transfer and latency workloads (client in the worker's process)."""
     tf = framework(args.framework)
     cluster = tf.train.ClusterSpec(json.loads(args.cluster))
-    server = tf.train.Server(cluster, "worker", 0)
+    server = tf.train.Server(cluster, "worker", 0, config=config(tf, args))
     with tf.device("/job:ps/task:0"):
         big = tf.Variable(tf.ones([TRANSFER_BYTES // 4]), name="big")
         small = tf.Variable(1.0, name="small")
@@ -73,7 +83,7 @@ def role_transfer(args):
     with tf.device("/job:worker/task:0"):
         total = tf.reduce_sum(big)
     results = {}
-    with tf.Session(server.target) as sess:
+    with tf.Session(server.target, config=config(tf, args)) as sess:
         sess.run(tf.global_variables_initializer())
         for _ in range(3):
             sess.run(total)
@@ -99,7 +109,7 @@ def role_mlp_worker(args):
     tf = framework(args.framework)
     cluster = tf.train.ClusterSpec(json.loads(args.cluster))
     index = args.index
-    server = tf.train.Server(cluster, "worker", index)
+    server = tf.train.Server(cluster, "worker", index, config=config(tf, args))
     with tf.device(tf.train.replica_device_setter(worker_device=f"/job:worker/task:{index}",
                                                   cluster=cluster)):
         global_step = tf.train.get_or_create_global_step()
@@ -119,7 +129,7 @@ def role_mlp_worker(args):
     rng = np.random.default_rng(index)
     batches = [(rng.random((128, 784), dtype=np.float32),
                 np.eye(10, dtype=np.float32)[rng.integers(0, 10, 128)]) for _ in range(10)]
-    with tf.Session(server.target) as sess:
+    with tf.Session(server.target, config=config(tf, args)) as sess:
         if index == 0:
             sess.run(init)
         while len(sess.run(not_ready)):
@@ -199,14 +209,20 @@ class Process:
         self.process.wait()
 
 
-def run_transfer_and_latency(python, name, repeats):
+def threads_per_task(num_tasks, default_threads):
+    return 0 if default_threads else max(1, (os.cpu_count() or 1) // num_tasks)
+
+
+def run_transfer_and_latency(python, name, repeats, default_threads=False):
     ps_port, worker_port = free_ports(2)
     cluster = json.dumps({"ps": [f"127.0.0.1:{ps_port}"],
                           "worker": [f"127.0.0.1:{worker_port}"]})
-    ps = Process(python, "ps", framework=name, cluster=cluster)
+    threads = threads_per_task(2, default_threads)
+    ps = Process(python, "ps", framework=name, cluster=cluster, threads=threads)
     try:
         ps.wait_for("READY")
-        worker = Process(python, "transfer", framework=name, cluster=cluster, repeats=repeats)
+        worker = Process(python, "transfer", framework=name, cluster=cluster, repeats=repeats,
+                         threads=threads)
         try:
             return json.loads(worker.wait_for("RESULT "))
         finally:
@@ -215,16 +231,17 @@ def run_transfer_and_latency(python, name, repeats):
         ps.stop()
 
 
-def run_mlp(python, name, seconds):
+def run_mlp(python, name, seconds, default_threads=False):
     ports = free_ports(3)
     cluster = json.dumps({"ps": [f"127.0.0.1:{ports[0]}"],
                           "worker": [f"127.0.0.1:{p}" for p in ports[1:]]})
-    ps = Process(python, "ps", framework=name, cluster=cluster)
+    threads = threads_per_task(3, default_threads)
+    ps = Process(python, "ps", framework=name, cluster=cluster, threads=threads)
     workers = []
     try:
         ps.wait_for("READY")
         workers = [Process(python, "mlp_worker", framework=name, cluster=cluster, index=i,
-                           seconds=seconds) for i in range(2)]
+                           seconds=seconds, threads=threads) for i in range(2)]
         for worker in workers:
             worker.wait_for("READY")
         for worker in workers:
@@ -261,12 +278,17 @@ def main():
     parser.add_argument("--cluster", help=argparse.SUPPRESS)
     parser.add_argument("--index", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--threads", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--tf-default-threads", action="store_true",
+                        help="also measure TensorFlow with its default thread pools")
     args = parser.parse_args()
     if args.role:
         return ROLES[args.role](args)
     pythons = {"tensorweave": sys.executable}
     if args.compare_tf:
         pythons["tensorflow"] = ensure_tf_venv()
+        if args.tf_default_threads:
+            pythons["tensorflow (default threads)"] = pythons["tensorflow"]
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {args.rounds} "
           "alternating rounds; medians", flush=True)
     samples = {name: {} for name in pythons}
@@ -274,8 +296,11 @@ def main():
         tcp = run_tcp(args.repeats)["tcp_mb_s"]
         samples.setdefault("tcp", {}).setdefault("tcp_mb_s", []).append(tcp)
         for name, python in pythons.items():
-            result = run_transfer_and_latency(python, name, args.repeats)
-            result.update(run_mlp(python, name, args.seconds))
+            framework_name = name.split(" ")[0]
+            default_threads = "default threads" in name
+            result = run_transfer_and_latency(python, framework_name, args.repeats,
+                                              default_threads)
+            result.update(run_mlp(python, framework_name, args.seconds, default_threads))
             for key, value in result.items():
                 samples[name].setdefault(key, []).append(value)
             print(f"round {round_index + 1} {name}: " + ", ".join(
@@ -300,6 +325,11 @@ def main():
         print(f"| {label} | {tw[key]:,.1f} | {theirs} | {ratio} | {requirement} |")
     print(f"| raw loopback TCP stream, same run (MB/s) | {tcp:,.0f} | | tw transfer = "
           f"{tw['transfer_mb_s'] / tcp:.0%} of it | >= 50% |")
+    default = med.get("tensorflow (default threads)")
+    if default:
+        print(f"\nTensorFlow with its default thread pools: transfer "
+              f"{default['transfer_mb_s']:,.1f} MB/s, tiny op {default['latency_us']:,.1f} us, "
+              f"MLP {default['mlp_steps_s']:,.1f} steps/s")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ A job is given densely (a list: the task index is the position) or sparsely (a d
 cluster should be given the same spec. Task names are `/job:NAME/replica:0/task:INDEX`, the
 prefix of the names of that task's devices.
 """
+import functools
+
 from tensorweave.distributed.protos import cluster_pb2
 
 
@@ -120,6 +122,7 @@ def task_name(job, index, replica=0):
     return f"/job:{job}/replica:{replica}/task:{index}"
 
 
+@functools.lru_cache(maxsize=4096)
 def task_of_device(device_name):
     """The task name (`/job:J/replica:R/task:T`) a full device name belongs to."""
     job, index = _job_and_task(device_name)

@@ -64,19 +64,24 @@ def split_by_task(ops, assignment, feed_tensors=(), fetch_tensors=()):
                 continue
             if tensor in fed:
                 renamed[key] = _add_feed(target, tensor, assignment[op])
+            elif task_of[tensor.op] != task and _is_plain_constant(tensor.op):
+                renamed[key] = _copy_constant(target, tensor.op, assignment[op])
             elif task_of[tensor.op] != task:
                 renamed[key] = _add_transfer(part(task_of[tensor.op]), target, tensor,
-                                             tensor.op, assignment[tensor.op], assignment[op])
+                                             [tensor.op], assignment[tensor.op], assignment[op])
+        remote_controls = {}
         for control in op.control_inputs:
-            if control not in members or task_of[control] == task:
-                continue
-            key = (task, "^" + control.name)
+            if control in members and task_of[control] != task:
+                remote_controls.setdefault(task_of[control], []).append(control)
+        for source_task, producers in sorted(remote_controls.items()):
+            producers = sorted(producers, key=lambda p: p.name)
+            key = (task, "^" + ",".join(p.name for p in producers))
             if key not in renamed:
-                renamed[key] = _add_transfer(part(task_of[control]), target, None, control,
-                                             assignment[control], assignment[op])
+                renamed[key] = _add_transfer(part(source_task), target, None, producers,
+                                             assignment[producers[0]], assignment[op])
         node = graph_io.node_def_of(op)
         node.device = assignment[op]
-        node.input[:] = [_rewired(name, task, renamed) for name in node.input]
+        node.input[:] = _rewired(node.input, task, renamed, remote_controls)
         target.graph_def.node.append(node)
         target.num_ops += 1
     for tensor in fetch_tensors:
@@ -91,12 +96,37 @@ def split_by_task(ops, assignment, feed_tensors=(), fetch_tensors=()):
     return parts
 
 
-def _rewired(name, task, renamed):
-    if name.startswith("^"):
-        target = renamed.get((task, name))
-        return name if target is None else "^" + target
-    canonical = name if ":" in name else name + ":0"
-    return renamed.get((task, canonical), name)
+def _rewired(inputs, task, renamed, remote_controls):
+    """The NodeDef inputs with cross-task edges replaced by their _Recv (or copy) nodes; the
+    control inputs from one task become one control input on their merged _Recv."""
+    remote = {p.name for producers in remote_controls.values() for p in producers}
+    out = []
+    for name in inputs:
+        if name.startswith("^"):
+            if name[1:] not in remote:
+                out.append(name)
+            continue
+        canonical = name if ":" in name else name + ":0"
+        out.append(renamed.get((task, canonical), name))
+    for producers in (remote_controls[t] for t in sorted(remote_controls)):
+        names = ",".join(sorted(p.name for p in producers))
+        out.append("^" + renamed[(task, "^" + names)])
+    return out
+
+
+def _is_plain_constant(op):
+    """A Const with no control inputs: copied into each task that needs it, not sent."""
+    return op.type == "Const" and not op.control_inputs
+
+
+def _copy_constant(target, op, device):
+    node = graph_io.node_def_of(op)
+    node.name = f"{op.name}/_copy_to_{_short(target.task)}"
+    node.device = device
+    if "_class" in node.attr:
+        del node.attr["_class"]
+    target.graph_def.node.append(node)
+    return node.name
 
 
 def _add_feed(target, tensor, device):
@@ -107,19 +137,24 @@ def _add_feed(target, tensor, device):
     return name
 
 
-def _add_transfer(source, target, tensor, producer, src_device, dst_device):
-    """A _Send in `source` and a _Recv in `target`; returns the _Recv's name."""
+def _add_transfer(source, target, tensor, producers, src_device, dst_device):
+    """A _Send in `source` and a _Recv in `target`; returns the _Recv's name. `tensor` None
+    is a control edge: one empty value sent once all of `producers` have run."""
+    producer = producers[0]
     suffix = "control" if tensor is None else str(tensor.value_index)
-    tensor_name = "^" + producer.name if tensor is None else tensor.name
+    tensor_name = "^" + ",".join(p.name for p in producers) if tensor is None else tensor.name
     dtype = CONTROL_DTYPE if tensor is None else tensor.dtype
     short_dst, short_src = _short(target.task), _short(source.task)
     send_name = f"{producer.name}/_send_{suffix}_to_{short_dst}"
     recv_name = f"{producer.name}/_recv_{suffix}_from_{short_src}"
     if tensor is None:
+        if len(producers) > 1:
+            send_name += f"_{len(producers)}"
+            recv_name += f"_{len(producers)}"
         value = graph_pb2.NodeDef(name=send_name + "/value", op="Const", device=src_device)
         value.attr["dtype"].type = CONTROL_DTYPE.as_datatype_enum
         value.attr["value"].tensor.CopyFrom(tensor_util.make_tensor_proto(np.zeros((), np.bool_)))
-        value.input.append("^" + producer.name)
+        value.input.extend("^" + p.name for p in producers)
         source.graph_def.node.append(value)
         send_input = value.name
     else:

@@ -129,6 +129,11 @@ class WorkerInterface(abc.ABC):
         """RecvTensorRequest -> a Call resolving to (array, transfer info dict: plane,
         wire_bytes, encoding, max_abs_error)."""
 
+    def recv_tensors_async(self, requests, timeout=None):
+        """Several RecvTensorRequests to this worker -> one Call per request. Transports that
+        can carry them in one round trip override this."""
+        return [self.recv_tensor_async(request, timeout) for request in requests]
+
     @abc.abstractmethod
     def cleanup_graph(self, request, timeout=None):
         """CleanupGraphRequest: forget a step's rendezvous state."""

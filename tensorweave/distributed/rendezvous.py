@@ -38,6 +38,19 @@ class RemoteRendezvous(rendezvous_lib.LocalRendezvous):
         self.running = False
         self._pulls = {}
         self._pull_lock = threading.Lock()
+        self._held = None  # task -> [(key, callback)] while a step starts (hold/flush)
+
+    def hold(self):
+        """Collects the pulls the step starts with, to send them per task at `flush()`: the
+        Recvs of a partition are all ready at once, and one request per task beats one each."""
+        with self._pull_lock:
+            self._held = {}
+
+    def flush(self):
+        with self._pull_lock:
+            held, self._held = self._held, None
+        for task, items in (held or {}).items():
+            self._pull_many(task, items)
 
     def raise_if_aborted(self):
         if self._error is not None:
@@ -56,26 +69,49 @@ class RemoteRendezvous(rendezvous_lib.LocalRendezvous):
             self._pull(key, src_device, callback)
 
     def _pull(self, key, src_device, callback):
+        task = cluster_spec.task_of_device(src_device)
+        with self._pull_lock:
+            if self._held is not None:
+                self._held.setdefault(task, []).append((key, callback))
+                return
+        self._pull_many(task, [(key, callback)])
+
+    def _pull_many(self, task, items):
         if self._error is not None:
-            callback(None, self._error)
+            for _, callback in items:
+                callback(None, self._error)
             return
         try:
-            worker = self.worker_cache.worker(cluster_spec.task_of_device(src_device))
+            worker = self.worker_cache.worker(task)
         except errors.OpError as exc:
-            callback(None, exc)
+            for _, callback in items:
+                callback(None, exc)
             return
-        request = worker_pb2.RecvTensorRequest(step_id=self.step_id, rendezvous_key=key,
-                                               wire_encoding=self.wire_encoding,
-                                               timeout_ms=self.timeout_ms)
-        request.reader.planes.extend(self.data_planes)
+        requests = []
+        for key, _ in items:
+            request = worker_pb2.RecvTensorRequest(step_id=self.step_id, rendezvous_key=key,
+                                                   wire_encoding=self.wire_encoding,
+                                                   timeout_ms=self.timeout_ms)
+            request.reader.planes.extend(self.data_planes)
+            requests.append(request)
         start = time.perf_counter()
         timeout = self.timeout_ms / 1e3 if self.timeout_ms else None
-        call = worker.recv_tensor_async(request, timeout)
+        try:
+            calls = worker.recv_tensors_async(requests, timeout)
+        except errors.OpError as exc:
+            for _, callback in items:
+                callback(None, exc)
+            return
         with self._pull_lock:
-            self._pulls[key] = call
-        if self._error is not None:  # aborted while the call was being made
-            call.cancel()
+            for (key, _), call in zip(items, calls):
+                self._pulls[key] = call
+        if self._error is not None:  # aborted while the calls were being made
+            for call in calls:
+                call.cancel()
+        for (key, callback), call in zip(items, calls):
+            call.add_done_callback(self._done_callback(key, callback, start))
 
+    def _done_callback(self, key, callback, start):
         def done(finished):
             with self._pull_lock:
                 self._pulls.pop(key, None)
@@ -90,8 +126,7 @@ class RemoteRendezvous(rendezvous_lib.LocalRendezvous):
                 return
             self.transfers.append((key, info, start, time.perf_counter() - start))
             callback(value, None)
-
-        call.add_done_callback(done)
+        return done
 
     def abort(self, error):
         super().abort(error)

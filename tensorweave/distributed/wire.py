@@ -17,6 +17,8 @@ beyond float16's range, is sent exactly instead: an encoding never turns a finit
 infinite one. Every encoded tensor carries the bound of the error it added (`max_abs_error`),
 which traced steps report per transfer.
 """
+import sys
+
 import numpy as np
 
 from tensorweave.framework import dtypes
@@ -62,15 +64,28 @@ class Payload:
         return memoryview(self.data).cast("B") if self.data.nbytes else memoryview(b"")
 
 
+_BIG_ENDIAN_HOST = sys.byteorder == "big"
+_ENUM_OF_NUMPY = {}   # np.dtype -> (DType, enum): as_dtype is slow for the per-tensor path
+_NUMPY_OF_ENUM = {}   # enum -> np.dtype
+
+
+def _dtype_of(np_dtype):
+    found = _ENUM_OF_NUMPY.get(np_dtype)
+    if found is None:
+        try:
+            dtype = dtypes.as_dtype(np_dtype)
+        except (TypeError, ValueError, KeyError):
+            raise errors.InvalidArgumentError(None, None, f"Cannot send a value of NumPy dtype "
+                                              f"{np_dtype} between tasks") from None
+        found = _ENUM_OF_NUMPY[np_dtype] = (dtype, dtype.as_datatype_enum)
+    return found
+
+
 def encode(value, encoding=RAW):
     """The Payload of `value` (an array or scalar) under `encoding`."""
     array = value if isinstance(value, np.ndarray) else np.asarray(value)
-    try:
-        dtype = dtypes.as_dtype(array.dtype)
-    except (TypeError, ValueError, KeyError):
-        raise errors.InvalidArgumentError(None, None, f"Cannot send a value of NumPy dtype "
-                                          f"{array.dtype} between tasks") from None
-    header = tensor_wire_pb2.WireTensor(dtype=dtype.as_datatype_enum, shape=array.shape)
+    dtype, enum = _dtype_of(array.dtype)
+    header = tensor_wire_pb2.WireTensor(dtype=enum, shape=array.shape)
     if dtype is dtypes.string:
         header.string_val.extend(v if isinstance(v, bytes) else str(v).encode()
                                  for v in array.reshape(-1).tolist())
@@ -79,8 +94,9 @@ def encode(value, encoding=RAW):
         encoded = _encode_float(array, encoding, header)
         if encoded is not None:
             return Payload(header, encoded)
-    little = array.dtype.newbyteorder("<")
-    return Payload(header, np.ascontiguousarray(array, dtype=little))
+    if array.dtype.byteorder == ">" or (_BIG_ENDIAN_HOST and array.dtype.byteorder == "="):
+        array = array.astype(array.dtype.newbyteorder("<"))
+    return Payload(header, np.ascontiguousarray(array))
 
 
 def _encode_float(array, encoding, header):
@@ -106,10 +122,11 @@ def _encode_float(array, encoding, header):
 
 
 def wire_dtype(header):
-    """The NumPy dtype of a payload's bytes."""
+    """The NumPy dtype of a payload's bytes (little-endian)."""
     if header.encoding in _WIRE_DTYPE:
         return _WIRE_DTYPE[header.encoding]
-    return _np_dtype(header).newbyteorder("<")
+    dtype = _np_dtype(header)
+    return dtype.newbyteorder("<") if _BIG_ENDIAN_HOST else dtype
 
 
 def payload_nbytes(header):
@@ -175,11 +192,15 @@ def from_inline(wire_tensor, writable=True):
 
 
 def _np_dtype(header):
-    try:
-        return dtypes.as_dtype(header.dtype).np_dtype
-    except (TypeError, ValueError, KeyError):
-        raise errors.InvalidArgumentError(None, None, f"Unknown tensor dtype enum "
-                                          f"{header.dtype} on the wire") from None
+    found = _NUMPY_OF_ENUM.get(header.dtype)
+    if found is None:
+        try:
+            found = _NUMPY_OF_ENUM[header.dtype] = np.dtype(
+                dtypes.as_dtype(header.dtype).np_dtype)
+        except (TypeError, ValueError, KeyError):
+            raise errors.InvalidArgumentError(None, None, f"Unknown tensor dtype enum "
+                                              f"{header.dtype} on the wire") from None
+    return found
 
 
 def _count(shape):

@@ -38,6 +38,7 @@ class Worker:
     def __init__(self, task_name, devices, resource_manager, worker_cache, status_extra=None):
         self.task_name = task_name
         self.devices = list(devices)
+        self._device_names = frozenset(device.name for device in self.devices)
         self.resource_manager = resource_manager
         self.worker_cache = worker_cache
         self.status_extra = status_extra or {}
@@ -130,11 +131,20 @@ class Worker:
         """The value a peer asks for (blocks until this task's _Send leaves it)."""
         self._check_serving()
         src_device = key.split(";", 1)[0]
-        if not any(device.name == src_device for device in self.devices):
+        if src_device not in self._device_names:
             raise errors.InvalidArgumentError(None, None, f"RecvTensor asked {self.task_name} "
                                               f"for {key!r}, whose sender is not on this task")
         rendezvous = self.rendezvous.find(step_id, for_recv=True)
         return rendezvous.recv(key, timeout=timeout)
+
+    def recv_tensor_async(self, step_id, key, callback):
+        """Calls `callback(value, error)` once this task's _Send leaves the tensor."""
+        self._check_serving()
+        src_device = key.split(";", 1)[0]
+        if src_device not in self._device_names:
+            raise errors.InvalidArgumentError(None, None, f"RecvTensor asked {self.task_name} "
+                                              f"for {key!r}, whose sender is not on this task")
+        self.rendezvous.find(step_id, for_recv=True).recv_async(key, callback)
 
     def cleanup_graph(self, step_id):
         self.rendezvous.cleanup(step_id)

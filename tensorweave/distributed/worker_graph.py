@@ -8,6 +8,8 @@ and talk to the step's rendezvous (rendezvous.py). Anything wrong with the Graph
 op, a bad attr, an input that names no node, a device of another task) is an
 InvalidArgumentError naming the node; the worker keeps serving.
 """
+import inspect
+import threading
 import time
 
 import numpy as np
@@ -21,6 +23,7 @@ from tensorweave.runtime import executor
 from tensorweave.runtime import partition as partition_lib
 from tensorweave.runtime import scheduler
 from tensorweave.runtime.cancellation import CancellationToken
+from tensorweave.distributed import step_runner
 
 
 class GraphRegistration:
@@ -61,6 +64,7 @@ class GraphRegistration:
             raise errors.InvalidArgumentError(None, None, f"Cannot plan the registered graph: "
                                               f"{type(exc).__name__}: {exc}") from None
         self.inline = len(self.plans) <= 1 and all(plan.inline for plan in self.plans)
+        self.single_thread = step_runner.can_run(self.plans)
         self._fetch_where = {}
         for key, tensor in self.fetch_tensors.items():
             if tensor in self.feed_tensors.values():
@@ -89,10 +93,23 @@ class GraphRegistration:
                     values[slot] = feed_values[tensor]
                 plan.run_inline(values, trace)
                 values_by_plan.append(values)
+        elif self.single_thread:
+            token = token or CancellationToken()
+            rendezvous.hold()  # the pulls issued before the first wait go out together
+            try:
+                values_by_plan = [step_runner.run(self.plans[0], feed_values, step_id,
+                                                  rendezvous, token, timeout, trace,
+                                                  on_idle=rendezvous.flush)]
+            finally:
+                rendezvous.flush()
         else:
             token = token or CancellationToken()
             step = WorkerStep(self.plans, runtime, token, step_id, rendezvous, trace)
-            step.start(feed_values)
+            rendezvous.hold()  # the Recvs ready at the start go out as one request per task
+            try:
+                step.start(feed_values)
+            finally:
+                rendezvous.flush()
             step.wait(timeout)
             values_by_plan = [run.values for run in step.runs]
         out = {}
@@ -109,13 +126,19 @@ class GraphRegistration:
         return out
 
 
-class WorkerStep(scheduler.ParallelStep):
-    """A ParallelStep that uses the master's step id and this worker's RemoteRendezvous (the
-    runtime's ParallelStep makes a LocalRendezvous of its own; only the rendezvous differs)."""
+def WorkerStep(plans, runtime, token, step_id, rendezvous, step_stats=None):  # noqa: N802
+    """A ParallelStep with the master's step id and this worker's RemoteRendezvous."""
+    if "rendezvous" in inspect.signature(scheduler.ParallelStep.__init__).parameters:
+        return scheduler.ParallelStep(plans, runtime, token, step_id, step_stats,
+                                      rendezvous=rendezvous)
+    return _WorkerStep(plans, runtime, token, step_id, rendezvous, step_stats)
+
+
+class _WorkerStep(scheduler.ParallelStep):
+    """For a runtime whose ParallelStep makes its own LocalRendezvous (issue 4 is adding the
+    `rendezvous` argument; delete this class once it is committed)."""
 
     def __init__(self, plans, runtime, token, step_id, rendezvous, step_stats=None):  # noqa: D107
-        # Mirrors scheduler.ParallelStep.__init__ with the rendezvous passed in.
-        import threading
         self.token = token
         self.rendezvous = rendezvous
         self.lock = threading.Lock()

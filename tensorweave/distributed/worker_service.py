@@ -40,6 +40,25 @@ class WorkerService:
         return worker_pb2.RecvTensorResponse(
             tensor=self.store.pack(value, request.wire_encoding, request.reader))
 
+    def recv_tensor_async(self, request, done):
+        """Calls `done(response, None)` or `done(None, error)` once the tensor is sent (on
+        the sending thread)."""
+        require(request.step_id and request.rendezvous_key,
+                "RecvTensor needs a step_id and a rendezvous_key")
+
+        def sent(value, error):
+            if error is not None:
+                done(None, error)
+                return
+            try:
+                tensor = self.store.pack(value, request.wire_encoding, request.reader)
+            except errors.OpError as exc:
+                done(None, exc)
+                return
+            done(worker_pb2.RecvTensorResponse(tensor=tensor), None)
+
+        self.worker.recv_tensor_async(request.step_id, request.rendezvous_key, sent)
+
     def abort_step(self, request):
         self.worker.abort_step(request.step_id, worker_lib.error_from_status(
             request.error_code, request.error_message))

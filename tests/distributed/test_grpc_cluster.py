@@ -95,7 +95,7 @@ def test_wire_encodings_between_processes_stay_within_their_bound(servers, encod
     tf.reset_default_graph()
     value = (np.random.default_rng(2).standard_normal(1 << 18) * 10).astype(np.float32)
     with tf.device("/job:ps/task:0"):
-        source = tf.constant(value)
+        source = tf.identity(tf.constant(value))  # a Const alone would be copied, not sent
     with tf.device("/job:worker/task:1"):
         received = tf.identity(source)
     config = tf.ConfigProto(rpc_options=tf.RPCOptions(tensor_wire_encoding=encoding))

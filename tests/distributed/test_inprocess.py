@@ -175,7 +175,7 @@ def test_float16_wire_encoding_between_tasks(cluster):
     tf.reset_default_graph()
     value = np.random.default_rng(0).standard_normal(1000).astype(np.float32)
     with tf.device("/job:ps/task:0"):
-        source = tf.constant(value)
+        source = tf.identity(tf.constant(value))  # a Const alone would be copied, not sent
     with tf.device("/job:worker/task:1"):
         received = tf.identity(source)
     config = tf.ConfigProto(rpc_options=tf.RPCOptions(tensor_wire_encoding="float16"))

@@ -61,9 +61,13 @@ def test_between_graph_async_training_by_two_workers_sharing_one_ps():
     global_steps = [int(line.split("global_step=")[1].split()[0]) for line in done.values()]
     # Both workers incremented the one global_step on the ps.
     assert max(global_steps) == 2 * steps
-    for line in done.values():
+    for label, line in done.items():
         first, last = (float(v) for v in line.rsplit("loss ", 1)[1].split(" -> "))
-        assert last < first
+        # Each worker ends near the shared model's loss (ln 2 = 0.69 at the start); the chief
+        # sees it fall (worker 1 may start when the chief has done most of the work).
+        assert last < 0.35, line
+        if label == "worker:0":
+            assert last < first, line
     assert "[ps:0] ps 0 stopped" in lines  # the ps was told to shut down; its join returned
 
 

@@ -146,6 +146,14 @@ class _Call(interfaces.Call):
         self._result.cancel()
 
 
+def _unpack_response(response):
+    return READER.unpack(response.tensor)
+
+
+def _response_has_bulk(response):
+    return response.tensor.HasField("bulk")
+
+
 def _has_bulk(named_tensors):
     return any(item.tensor.HasField("bulk") for item in named_tensors)
 
@@ -160,6 +168,7 @@ class _Peer:
         self.status = None
         self.shm_ok = False
         self.fast = None  # the TCP step calls, once the status names the port
+        self._readers = {}
         self._asked = False
         self._lock = threading.Lock()
 
@@ -190,7 +199,11 @@ class _Peer:
     def reader(self, planes):
         """This process's ReaderInfo for payloads the peer holds."""
         self.learn_status()
-        return data_plane.reader_info(planes, self.shm_ok)
+        key = (tuple(planes), self.shm_ok)
+        info = self._readers.get(key)
+        if info is None:
+            info = self._readers[key] = data_plane.reader_info(planes, self.shm_ok)
+        return info
 
     def peer_reader(self):
         """The peer's ReaderInfo, for payloads this process holds (None: unknown yet)."""
@@ -265,6 +278,16 @@ class GrpcWorker(interfaces.WorkerInterface):
             return fast.recv_tensor_async(request, timeout, finish, needs_pool, _COMPLETIONS)
         future = self.stub.RecvTensor.future(request, timeout=timeout)
         return _Call(future, finish, f"{self.task_name} at {self.peer.address}", needs_pool)
+
+    def recv_tensors_async(self, requests, timeout=None):
+        fast = self.peer.fast
+        if fast is None or len(requests) == 1:
+            return [self.recv_tensor_async(request, timeout) for request in requests]
+        reader = self.peer.reader(requests[0].reader.planes)
+        for request in requests:
+            request.reader.CopyFrom(reader)
+        return fast.recv_tensors_async(requests, timeout, _unpack_response,
+                                       _response_has_bulk, _COMPLETIONS)
 
     def cleanup_graph(self, request, timeout=None):
         return self._call(self.stub.CleanupGraph, request, timeout)

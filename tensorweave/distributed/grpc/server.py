@@ -21,6 +21,7 @@ import grpc
 
 from tensorweave.framework import errors
 from tensorweave.runtime import config as runtime_config
+from tensorweave.runtime import devices as devices_lib
 from tensorweave.distributed import cluster_spec as cluster_lib
 from tensorweave.distributed import data_plane
 from tensorweave.distributed import master as master_lib
@@ -84,6 +85,10 @@ class Server:
         status = dict(self._store.status_fields(), reader_id=data_plane.READER_ID)
         self._services = task_services.TaskServices(cluster, self._task_name, cache, config,
                                                     status)
+        # The task's ops run in this process whether or not a session is open here (a ps has
+        # none): hold the BLAS thread count its config asks for (intra_op_parallelism_threads).
+        self._blas_request = devices_lib.blas_thread_limits.request(
+            devices_lib.blas_threads_for(self._services.config, len(self._services.devices)))
         cache.local_worker = self._services.worker
         worker_methods.register(self._tcp, worker_service.WorkerService(self._services.worker,
                                                                         self._store))
@@ -145,6 +150,7 @@ class Server:
         self._grpc.stop(grace).wait(grace + 1.0)
         self._tcp.close()
         self._store.close()
+        devices_lib.blas_thread_limits.release(self._blas_request)
 
     def _shutdown_requested(self, reason):
         _log.info("%s: shutdown requested (%s)", self._task_name, reason or "no reason given")

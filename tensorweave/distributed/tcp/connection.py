@@ -23,6 +23,7 @@ from tensorweave.framework import errors
 from tensorweave.distributed import interfaces
 
 HEADER = struct.Struct("<QB")
+_INDEX = struct.Struct("<I")
 FETCH_BULK = 1
 _OK, _MISSING = 0, 255
 _TICKET = struct.Struct("<Q")
@@ -86,6 +87,11 @@ class TcpServer:
     def register(self, method, handler):
         self._methods[method] = handler
 
+    def register_streaming(self, method, handler):
+        """`handler(body, reply)` answers a request with several parts, later and from any
+        thread: `reply(index, status, payload)` writes one (status 0 or an error code)."""
+        self._methods[method] = _Streaming(handler)
+
     def _accept(self):
         while True:
             try:
@@ -113,6 +119,10 @@ class TcpServer:
                     else:
                         conn.sendall(HEADER.pack(len(payload), _OK))
                         conn.sendall(payload)
+                    continue
+                handler = self._methods.get(method)
+                if isinstance(handler, _Streaming):
+                    handler.start(conn, bytes(body))
                     continue
                 status, out = self._dispatch(method, bytes(body))
                 conn.sendall(HEADER.pack(len(out), status) + out)
@@ -148,6 +158,32 @@ class TcpServer:
                 conn.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+
+
+class _Streaming:
+    """A method whose answer comes in parts: `<length><status><index u32>` and the body."""
+
+    def __init__(self, handler):
+        self.handler = handler
+
+    def start(self, conn, body):
+        lock = threading.Lock()
+
+        def reply(index, status, payload):
+            frame = HEADER.pack(len(payload) + _INDEX.size, status) + _INDEX.pack(index) + \
+                payload
+            with lock:
+                try:
+                    conn.sendall(frame)
+                except OSError:
+                    pass  # the caller is gone; its step fails on its side
+
+        try:
+            self.handler(body, reply)
+        except errors.OpError as exc:
+            reply(0xFFFFFFFF, exc.error_code, exc.message.encode())
+        except Exception as exc:  # noqa: BLE001
+            reply(0xFFFFFFFF, errors.INTERNAL, f"{type(exc).__name__}: {exc}".encode())
 
 
 def _status_error(status, message, peer):
@@ -200,6 +236,21 @@ class TcpClient:
             raise errors.UnavailableError(None, None, f"{peer}: {exc}") from None
         deadline = time.monotonic() + timeout if timeout else None
         return StreamCall(self, endpoint, conn, deadline, parse, finish, peer, needs_pool, pool)
+
+    def call_parts_async(self, endpoint, method, body, count, timeout, parse, finish, peer,
+                         needs_pool=None, pool=None):
+        """Sends a request answered in `count` parts; returns one Call per part."""
+        conn = self.acquire(endpoint)
+        try:
+            conn.sendall(HEADER.pack(len(body), method) + body)
+        except OSError as exc:
+            conn.close()
+            raise errors.UnavailableError(None, None, f"{peer}: {exc}") from None
+        deadline = time.monotonic() + timeout if timeout else None
+        call = _PartsCall(self, endpoint, conn, deadline, count, parse, finish, peer,
+                          needs_pool, pool)
+        self.poller().watch(call)
+        return call.parts
 
     def fetch_bulk(self, endpoint, ticket, out):
         """Receives payload `ticket` from `endpoint` into `out` (a writable byte view)."""
@@ -272,6 +323,9 @@ class StreamCall(interfaces.Call):
     def cancel(self):
         self._future.cancel()
 
+    def done(self):
+        return self._future.done()
+
     def _abandon(self):
         conn, self._conn = self._conn, None
         if conn is not None:
@@ -338,6 +392,89 @@ class StreamCall(interfaces.Call):
             None, None, f"{self._peer} did not answer within the step's deadline"))
 
 
+class _PartsCall:
+    """The `count` answers of one request, read by the poller as they come."""
+
+    def __init__(self, client, endpoint, conn, deadline, count, parse, finish, peer,
+                 needs_pool, pool):
+        self._client = client
+        self._endpoint = endpoint
+        self._conn = conn
+        self._deadline = deadline
+        self._parse = parse
+        self._finish_fn = finish
+        self._peer = peer
+        self._needs_pool = needs_pool
+        self._pool = pool
+        self._remaining = count
+        self.parts = [interfaces.FutureCall() for _ in range(count)]
+
+    def done(self):
+        return self._remaining == 0 or self._conn is None
+
+    def _read(self):
+        """Reads one part; True while parts are still due."""
+        conn = self._conn
+        try:
+            conn.settimeout(30.0)
+            length, status = HEADER.unpack(recv_exact(conn, HEADER.size))
+            body = recv_exact(conn, length)
+            conn.settimeout(None)
+            (index,) = _INDEX.unpack_from(body)
+        except (OSError, ConnectionError) as exc:
+            self._fail(errors.UnavailableError(None, None, f"{self._peer}: {exc}"))
+            return False
+        payload = bytes(body[_INDEX.size:])
+        if index == 0xFFFFFFFF:  # the whole request failed
+            self._fail(_status_error(status, payload.decode(errors="replace"), self._peer))
+            return False
+        if index < len(self.parts):
+            self._deliver(self.parts[index], status, payload)
+        self._remaining -= 1
+        if self._remaining == 0:
+            self._conn = None
+            self._client.release(self._endpoint, conn)
+            return False
+        return True
+
+    def _deliver(self, part, status, payload):
+        if part.done():
+            return  # cancelled meanwhile
+        if status != _OK:
+            part.set_error(_status_error(status, payload.decode(errors="replace"), self._peer))
+            return
+        try:
+            parsed = self._parse(payload)
+        except Exception as exc:  # noqa: BLE001
+            part.set_error(errors.DataLossError(None, None, f"{self._peer} sent an answer that "
+                                                f"does not parse: {exc}"))
+            return
+        if self._needs_pool is not None and self._needs_pool(parsed):
+            self._pool.submit(self._finish, part, parsed)
+        else:
+            self._finish(part, parsed)
+
+    def _finish(self, part, parsed):
+        try:
+            part.set_result(self._finish_fn(parsed))
+        except errors.OpError as exc:
+            part.set_error(exc)
+        except Exception as exc:  # noqa: BLE001
+            part.set_error(errors.InternalError(None, None, f"{type(exc).__name__}: {exc}"))
+
+    def _fail(self, error):
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+        for part in self.parts:
+            if not part.done():
+                part.set_error(error)
+
+    def _expired(self):
+        self._fail(errors.DeadlineExceededError(None, None, f"{self._peer} did not answer "
+                                                "within the step's deadline"))
+
+
 class _Poller:
     """One thread per process reading the answers of calls that have completion callbacks."""
 
@@ -369,18 +506,20 @@ class _Poller:
                     continue
                 call = key.data
                 self._forget(watched, call, key.fileobj)
-                call._read()
+                if call._read() and call._conn is not None:
+                    self._selector.register(call._conn, selectors.EVENT_READ, call)
+                    watched[call._conn] = call
             with self._lock:
                 pending, self._pending = self._pending, []
             for call in pending:
                 conn = call._conn
-                if conn is None or call._future.done():
+                if conn is None or call.done():
                     continue
                 self._selector.register(conn, selectors.EVENT_READ, call)
                 watched[conn] = call
             now = time.monotonic()
             for conn, call in list(watched.items()):
-                if call._future.done():  # cancelled meanwhile
+                if call.done():  # cancelled meanwhile
                     self._forget(watched, call, conn)
                 elif call._deadline is not None and call._deadline <= now:
                     self._forget(watched, call, conn)
