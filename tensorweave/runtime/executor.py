@@ -131,7 +131,9 @@ class PartitionPlan:
             else:
                 node = bind_comm("_Send", transfer, [slots[transfer.tensor]], [],
                                  copy=_may_alias_variable(transfer.tensor, set(part.feeds)))
-            self._add(nodes, node, {node_of[transfer.producer]})
+            # A skipped variable op (nothing reads its value here) has nothing to wait for.
+            producer = node_of.get(transfer.producer)
+            self._add(nodes, node, () if producer is None else (producer,))
         self.nodes = nodes
         self.num_slots = len(slots)
         self.fetch_slots = {t: slots[t] for t in part.fetches}

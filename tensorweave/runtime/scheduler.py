@@ -262,17 +262,18 @@ class _PartitionRun:
         values = self.values
         try:
             if step.step_stats is not None:
-                return self._execute_traced(node, inline)
-            args = [values[i] for i in node.input_slots]
-            if node.needs_step:
-                result = node.compute(self.context, *args, **node.kwargs)
+                self._run_traced(node)
             else:
-                result = node.compute(*args, **node.kwargs)
-            if node.single:
-                values[node.output_slots[0]] = result
-            elif node.output_slots:
-                for slot, value in zip(node.output_slots, result):
-                    values[slot] = value
+                args = [values[i] for i in node.input_slots]
+                if node.needs_step:
+                    result = node.compute(self.context, *args, **node.kwargs)
+                else:
+                    result = node.compute(*args, **node.kwargs)
+                if node.single:
+                    values[node.output_slots[0]] = result
+                elif node.output_slots:
+                    for slot, value in zip(node.output_slots, result):
+                        values[slot] = value
         except BaseException as exc:  # noqa: BLE001 - any failure stops the whole step
             step.fail(node, exc)
             return None
@@ -283,7 +284,7 @@ class _PartitionRun:
                 return successor
         return self.dispatch(ready, inline)
 
-    def _execute_traced(self, node, inline):
+    def _run_traced(self, node):
         start = time.perf_counter()
         args = [self.values[i] for i in node.input_slots]
         if node.needs_step:
@@ -293,7 +294,6 @@ class _PartitionRun:
         executor.store_outputs(node, self.values, result)
         executor.record(self.step.step_stats, node, self.plan.device, start,
                         time.perf_counter(), self.values)
-        return self.dispatch(self.step.finish(self, node), inline)
 
     def _start_async(self, node):
         start = time.perf_counter()

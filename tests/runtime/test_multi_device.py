@@ -180,3 +180,14 @@ def test_a_step_with_a_waiting_dequeue_before_its_enqueue_completes(threads):
     with tf.Session(config=config) as sess:
         result, _ = sess.run([taken, enqueue], options=tf.RunOptions(timeout_in_ms=5000))
     assert result == 4.0
+
+
+def test_a_control_dependency_on_a_variable_on_another_device():
+    with tf.device("/cpu:0"):
+        counter = tf.Variable(1.0, name="counter")
+    with tf.device("/cpu:1"):
+        with tf.control_dependencies([counter.op]):
+            after = tf.constant(2.0) * 3.0
+    with tf.Session(config=tf.ConfigProto(**TWO_CPUS)) as sess:
+        sess.run(counter.initializer)
+        assert sess.run(after) == 6.0

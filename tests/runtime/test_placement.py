@@ -59,6 +59,23 @@ def test_nested_device_scopes_merge_and_the_session_reports_the_result():
         assert sess.assigned_device(outer) in (CPU0, CPU1)
 
 
+def test_a_device_function_places_by_op_type():
+    def variables_on_cpu1(op):
+        return "/cpu:1" if op.type == "VariableV2" else "/cpu:0"
+
+    with tf.device(variables_on_cpu1):
+        weights = tf.Variable(tf.ones([2, 2]), name="weights")
+        product = tf.matmul(weights, weights, name="product")
+    with tf.Session(config=tf.ConfigProto(**TWO_CPUS)) as sess:
+        sess.run(weights.initializer)
+        np.testing.assert_array_equal(sess.run(product), [[2, 2], [2, 2]])
+        assert sess.assigned_device(weights) == CPU1
+        assert sess.assigned_device(product) == CPU0
+        # The initializer follows its variable (colocation), not the function's "/cpu:0".
+        assert weights.initializer.device == "/device:CPU:1"
+        assert sess.assigned_device(weights.initializer) == CPU1
+
+
 def test_a_device_that_does_not_exist_is_an_error_naming_the_op_and_the_device():
     with tf.device("/gpu:0"):
         tf.constant(1.0, name="on_gpu")
