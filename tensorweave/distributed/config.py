@@ -6,13 +6,16 @@ Distributed knobs (all per session, through `ConfigProto(rpc_options=tf.RPCOptio
   data_planes           which data planes large tensors may take, in order of preference
                         among "shm", "tcp", "grpc"; empty = automatic (shared memory between
                         tasks on one host, else the TCP stream, else gRPC streaming);
+  peer_timeout_in_ms    how long a task a step waits on may go without answering a liveness
+                        check before the step fails with UnavailableError (default
+                        PEER_TIMEOUT_SECONDS; watchdog.py);
   use_rpc_for_inprocess_master  talk gRPC even to a master in this process (TF's field).
-Timeouts (ConfigProto.operation_timeout_in_ms, RunOptions.timeout_in_ms) bound a whole step.
-Independently of them, a task that cannot be reached fails the step with UnavailableError as
-soon as its connection fails, and a task that stops answering within PEER_TIMEOUT_SECONDS (gRPC
-keepalive pings) does too. A master waits up to STARTUP_TIMEOUT_SECONDS for a task it needs
-for the first time to come up (tasks of a cluster start in any order), or up to the operation
-timeout when that is shorter.
+Timeouts (ConfigProto.operation_timeout_in_ms, RunOptions.timeout_in_ms) bound a whole step
+(DeadlineExceededError). Independently of them, a task that cannot be reached fails the step
+on every task with UnavailableError as soon as its connection fails (a killed process), and a
+task that hangs does so within the peer timeout. A master waits up to STARTUP_TIMEOUT_SECONDS
+for a task it needs for the first time to come up (tasks of a cluster start in any order), or
+up to the operation timeout when that is shorter.
 """
 from tensorweave.runtime import config as config_lib
 from tensorweave.distributed import wire
@@ -29,7 +32,8 @@ class RPCOptions(config_lib._Options):  # noqa: SLF001 - the runtime's options b
     _FIELDS = {"use_rpc_for_inprocess_master": False, "compression_algorithm": "",
                "compression_level": 0, "cache_rpc_response": False,
                "disable_session_connection_sharing": False, "num_channels_per_target": 0,
-               "tensor_wire_encoding": "float32", "data_planes": list}
+               "tensor_wire_encoding": "float32", "data_planes": list,
+               "peer_timeout_in_ms": 0}
 
 
 def check_data_planes(planes):
@@ -63,6 +67,7 @@ def session_options(config, server_default=None):
                             f"{type(rpc).__name__}")
         options.wire_encoding = wire.encoding_from_name(rpc.tensor_wire_encoding)
         options.data_planes.extend(check_data_planes(rpc.data_planes))
+        options.peer_timeout_in_ms = int(rpc.peer_timeout_in_ms or 0)
     return options
 
 

@@ -21,6 +21,7 @@ from tensorweave.framework.device import DeviceSpec
 from tensorweave.runtime import devices as devices_lib
 from tensorweave.distributed import config as config_lib
 from tensorweave.distributed import master_session
+from tensorweave.distributed import watchdog as watchdog_lib
 from tensorweave.distributed.protos import master_pb2
 from tensorweave.distributed.protos import worker_pb2
 
@@ -61,6 +62,7 @@ class MasterEnv:
         self._devices = {}
         self._devices_lock = threading.Lock()
         self._pool = concurrent.futures.ThreadPoolExecutor(64, "tensorweave master")
+        self.watchdog = watchdog_lib.StepWatchdog(self)
 
     def submit(self, fn):
         """Runs `fn` on the pool, logging (not raising) its failure."""

@@ -27,6 +27,7 @@ from tensorweave.runtime import devices as devices_lib
 from tensorweave.runtime import executor
 from tensorweave.runtime import placer as placer_lib
 from tensorweave.distributed import cluster_spec as cluster_lib
+from tensorweave.distributed import config as config_lib
 from tensorweave.distributed import graph_partition
 from tensorweave.distributed.protos import master_pb2
 from tensorweave.distributed.protos import worker_pb2
@@ -185,6 +186,8 @@ class StepPlan:
     def __init__(self, env, session_handle, options, parts, feed_names, fetch_names):
         self.parts = parts
         self.data_planes = list(options.data_planes)
+        self.peer_timeout = (options.peer_timeout_in_ms or
+                             config_lib.PEER_TIMEOUT_SECONDS * 1e3) / 1e3
         self.fetched_feeds = [name for name in fetch_names if name in set(feed_names)]
         self.handles = {}
         requests = {part.task: worker_pb2.RegisterGraphRequest(
@@ -220,6 +223,7 @@ class StepPlan:
                 outcome.failed(part.task, exc)
                 continue
             calls.append((part.task, call))
+            outcome.calls.append(call)
         # With several tasks, a failure must abort the others at once: watch every call. A
         # single task's answer is read right here, with no thread hop.
         if len(calls) > 1:
@@ -228,6 +232,7 @@ class StepPlan:
         cancel_id = None
         if cancellation is not None:
             cancel_id = cancellation.add_callback(lambda error: outcome.failed(None, error))
+        env.watchdog.watch(outcome, outcome, self.peer_timeout)
         try:
             # In-process calls run here, after every remote call is on its way.
             for task, call in sorted(calls, key=lambda item: not item[1].runs_inline):
@@ -239,6 +244,7 @@ class StepPlan:
                 else:
                     outcome.done(task, call)
         finally:
+            env.watchdog.unwatch(outcome)
             if cancellation is not None:
                 cancellation.remove_callback(cancel_id)
         if outcome.error is not None:
@@ -266,7 +272,16 @@ class _StepOutcome:
         self.tasks = tasks
         self.results = []
         self.error = None
+        self._finished = set()
+        self.calls = []
         self._lock = threading.Lock()
+
+    def pending_tasks(self):
+        """The tasks whose part of the step has not answered yet (none once it failed)."""
+        with self._lock:
+            if self.error is not None:
+                return []
+            return [task for task in self.tasks if task not in self._finished]
 
     def done(self, task, call):
         try:
@@ -276,9 +291,11 @@ class _StepOutcome:
             return
         with self._lock:
             self.results.append(result)
+            self._finished.add(task)
 
     def failed(self, task, error):
         with self._lock:
+            self._finished.add(task)
             first = self.error is None
             # A cancellation that another task's failure caused never hides that failure.
             if first or (isinstance(self.error, errors.CancelledError) and
@@ -292,6 +309,10 @@ class _StepOutcome:
             if other != task:
                 self.env.submit(lambda other=other: self.env.worker_cache.worker(other)
                                 .abort_step(request, self.env.control_timeout))
+        # Stop waiting for the other tasks' answers (a hung task would never give one); their
+        # steps end through AbortStep.
+        for call in list(self.calls):
+            call.cancel()
 
 
 def _names_job(device):

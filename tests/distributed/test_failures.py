@@ -1,6 +1,7 @@
 """Failures with real processes: a killed or unreachable task fails the step with
 UnavailableError within the timeout and leaves the other servers healthy; a session never waits
 for a task it does not use; a coordinated shutdown makes Server.join() return."""
+import signal
 import threading
 import time
 
@@ -107,3 +108,23 @@ def test_join_returns_after_a_coordinated_shutdown_request():
     assert not server.join(0.05)
     threading.Timer(0.1, server.stop).start()
     assert server.join(5.0)
+
+
+def test_a_hung_task_fails_the_step_within_the_peer_timeout():
+    with ServerProcesses({"ps": 1, "worker": 1}) as servers:
+        tf.reset_default_graph()
+        with tf.device("/job:ps/task:0"):
+            weights = tf.Variable([1.0, 2.0], name="weights")
+        with tf.device("/job:worker/task:0"):
+            total = tf.reduce_sum(weights)
+            local_only = tf.constant(3.0) * 2.0
+        config = tf.ConfigProto(rpc_options=tf.RPCOptions(peer_timeout_in_ms=2000))
+        with tf.Session(servers.target("worker", 0), config=config) as sess:
+            sess.run(weights.initializer)
+            assert sess.run(total) == 3.0
+            servers.kill("ps", 0, signal.SIGSTOP)  # alive to TCP, answering nothing
+            start = time.monotonic()
+            with pytest.raises(tf.errors.UnavailableError, match="stopped answering"):
+                sess.run(total)  # no operation timeout: only the liveness check ends it
+            assert time.monotonic() - start < 6.0
+            assert sess.run(local_only) == 6.0

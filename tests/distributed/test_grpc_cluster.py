@@ -169,3 +169,17 @@ def test_a_300_megabyte_tensor_crosses_tasks_over_grpc_streaming(servers):
     assert out == count * 0.5
     assert any(f"grpc, {count * 4} bytes" in label for label in labels_of(metadata))
     assert time.monotonic() - start < 20.0
+
+
+@pytest.mark.parametrize("plane", ["shm", "grpc"])
+def test_a_large_feed_from_a_client_in_another_process(servers, plane):
+    tf.reset_default_graph()
+    value = np.random.default_rng(3).standard_normal(2 << 20).astype(np.float32)  # 8 MB
+    x = tf.placeholder(tf.float32, [None], name="x")
+    with tf.device("/job:ps/task:0"):
+        total = tf.reduce_sum(tf.cast(x, tf.float64))
+    config = tf.ConfigProto(rpc_options=tf.RPCOptions(data_planes=[plane]))
+    with tf.Session(servers.target("worker", 1), config=config) as sess:
+        for _ in range(2):  # the first step learns whether shared memory is reachable
+            assert sess.run(total, {x: value}) == value.astype(np.float64).sum()
+        np.testing.assert_array_equal(sess.run(x, {x: value}), value)

@@ -323,8 +323,9 @@ class GrpcMaster(interfaces.MasterInterface):
         return self._call(self.stub.ExtendSession, request, timeout)
 
     def run_step(self, request, feeds, timeout=None, cancellation=None):
+        shm = "shm" in (request.reader.planes or data_plane.AUTOMATIC_PLANES)
         for name, value in feeds.items():
-            request.feed.add(name=name, tensor=self._pack_feed(value))
+            request.feed.add(name=name, tensor=self._pack_feed(value, shm))
         request.reader.CopyFrom(self.peer.reader(request.reader.planes))
         future = self.stub.RunStep.future(request, timeout=timeout)
         cancel_id = None
@@ -344,9 +345,10 @@ class GrpcMaster(interfaces.MasterInterface):
         del response.tensor[:]
         return response, fetched
 
-    def _pack_feed(self, value):
-        """Small feeds inline; large ones through shared memory (same host) or pushed to the
-        master's store first (PushBulk), since a client has no server to pull from."""
+    def _pack_feed(self, value, shm=True):
+        """Small feeds inline; large ones through shared memory (same host, when the session
+        allows that plane) or pushed to the master's store first (PushBulk): a client has no
+        server the master could pull from."""
         payload = wire.encode(value)
         header = payload.header
         if payload.data is None or payload.nbytes <= data_plane.INLINE_BYTES:
@@ -354,7 +356,7 @@ class GrpcMaster(interfaces.MasterInterface):
                 header.content = payload.byte_view().tobytes()
             return header
         status = self.peer.status
-        if self.peer.shm_ok and status is not None:
+        if shm and self.peer.shm_ok and status is not None:
             path, generation, retired = client_segments().write(status.reader_id,
                                                                 payload.byte_view())
             header.bulk.CopyFrom(tensor_wire_pb2.BulkRef(

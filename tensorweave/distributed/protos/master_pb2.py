@@ -27,7 +27,7 @@ from tensorweave.distributed.protos import tensor_wire_pb2 as tensorweave_dot_di
 from tensorweave.distributed.protos import worker_pb2 as tensorweave_dot_distributed_dot_protos_dot_worker__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n+tensorweave/distributed/protos/master.proto\x12\x0btensorweave\x1a(tensorweave/framework/protos/graph.proto\x1a\x30tensorweave/distributed/protos/tensor_wire.proto\x1a+tensorweave/distributed/protos/worker.proto\"\xe8\x01\n\x0eSessionOptions\x12\x1c\n\x14\x61llow_soft_placement\x18\x01 \x01(\x08\x12\x1c\n\x14log_device_placement\x18\x02 \x01(\x08\x12\x1f\n\x17operation_timeout_in_ms\x18\x03 \x01(\x03\x12\x16\n\x0e\x64\x65vice_filters\x18\x04 \x03(\t\x12\x1a\n\x12place_pruned_graph\x18\x05 \x01(\x08\x12\x30\n\rwire_encoding\x18\x06 \x01(\x0e\x32\x19.tensorweave.WireEncoding\x12\x13\n\x0b\x64\x61ta_planes\x18\x07 \x03(\t\"n\n\x14\x43reateSessionRequest\x12(\n\tgraph_def\x18\x01 \x01(\x0b\x32\x15.tensorweave.GraphDef\x12,\n\x07options\x18\x02 \x01(\x0b\x32\x1b.tensorweave.SessionOptions\"W\n\x15\x43reateSessionResponse\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12\x15\n\rgraph_version\x18\x02 \x01(\x03\x12\x0f\n\x07host_id\x18\x03 \x01(\t\"w\n\x14\x45xtendSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12(\n\tgraph_def\x18\x02 \x01(\x0b\x32\x15.tensorweave.GraphDef\x12\x1d\n\x15\x63urrent_graph_version\x18\x03 \x01(\x03\"2\n\x15\x45xtendSessionResponse\x12\x19\n\x11new_graph_version\x18\x01 \x01(\x03\"\xe5\x01\n\x0eRunStepRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12&\n\x04\x66\x65\x65\x64\x18\x02 \x03(\x0b\x32\x18.tensorweave.NamedTensor\x12\r\n\x05\x66\x65tch\x18\x03 \x03(\t\x12\x0e\n\x06target\x18\x04 \x03(\t\x12\x13\n\x0btrace_level\x18\x05 \x01(\x05\x12\x15\n\rtimeout_in_ms\x18\x06 \x01(\x03\x12\x1f\n\x17output_partition_graphs\x18\x07 \x01(\x08\x12\'\n\x06reader\x18\x08 \x01(\x0b\x32\x17.tensorweave.ReaderInfo\"\x97\x01\n\x0fRunStepResponse\x12(\n\x06tensor\x18\x01 \x03(\x0b\x32\x18.tensorweave.NamedTensor\x12*\n\nstep_stats\x18\x02 \x03(\x0b\x32\x16.tensorweave.NodeStats\x12.\n\x0fpartition_graph\x18\x03 \x03(\x0b\x32\x15.tensorweave.GraphDef\"-\n\x13\x43loseSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"\x16\n\x14\x43loseSessionResponse\",\n\x12ListDevicesRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"\x80\x01\n\x13ListDevicesResponse\x12\x33\n\x0clocal_device\x18\x01 \x03(\x0b\x32\x1d.tensorweave.DeviceAttributes\x12\x34\n\rremote_device\x18\x02 \x03(\x0b\x32\x1d.tensorweave.DeviceAttributes\"9\n\x0cResetRequest\x12\x11\n\tcontainer\x18\x01 \x03(\t\x12\x16\n\x0e\x64\x65vice_filters\x18\x02 \x03(\t\"\x0f\n\rResetResponse2\xec\x03\n\rMasterService\x12V\n\rCreateSession\x12!.tensorweave.CreateSessionRequest\x1a\".tensorweave.CreateSessionResponse\x12V\n\rExtendSession\x12!.tensorweave.ExtendSessionRequest\x1a\".tensorweave.ExtendSessionResponse\x12\x44\n\x07RunStep\x12\x1b.tensorweave.RunStepRequest\x1a\x1c.tensorweave.RunStepResponse\x12S\n\x0c\x43loseSession\x12 .tensorweave.CloseSessionRequest\x1a!.tensorweave.CloseSessionResponse\x12P\n\x0bListDevices\x12\x1f.tensorweave.ListDevicesRequest\x1a .tensorweave.ListDevicesResponse\x12>\n\x05Reset\x12\x19.tensorweave.ResetRequest\x1a\x1a.tensorweave.ResetResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n+tensorweave/distributed/protos/master.proto\x12\x0btensorweave\x1a(tensorweave/framework/protos/graph.proto\x1a\x30tensorweave/distributed/protos/tensor_wire.proto\x1a+tensorweave/distributed/protos/worker.proto\"\x84\x02\n\x0eSessionOptions\x12\x1c\n\x14\x61llow_soft_placement\x18\x01 \x01(\x08\x12\x1c\n\x14log_device_placement\x18\x02 \x01(\x08\x12\x1f\n\x17operation_timeout_in_ms\x18\x03 \x01(\x03\x12\x16\n\x0e\x64\x65vice_filters\x18\x04 \x03(\t\x12\x1a\n\x12place_pruned_graph\x18\x05 \x01(\x08\x12\x30\n\rwire_encoding\x18\x06 \x01(\x0e\x32\x19.tensorweave.WireEncoding\x12\x13\n\x0b\x64\x61ta_planes\x18\x07 \x03(\t\x12\x1a\n\x12peer_timeout_in_ms\x18\x08 \x01(\x03\"n\n\x14\x43reateSessionRequest\x12(\n\tgraph_def\x18\x01 \x01(\x0b\x32\x15.tensorweave.GraphDef\x12,\n\x07options\x18\x02 \x01(\x0b\x32\x1b.tensorweave.SessionOptions\"W\n\x15\x43reateSessionResponse\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12\x15\n\rgraph_version\x18\x02 \x01(\x03\x12\x0f\n\x07host_id\x18\x03 \x01(\t\"w\n\x14\x45xtendSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12(\n\tgraph_def\x18\x02 \x01(\x0b\x32\x15.tensorweave.GraphDef\x12\x1d\n\x15\x63urrent_graph_version\x18\x03 \x01(\x03\"2\n\x15\x45xtendSessionResponse\x12\x19\n\x11new_graph_version\x18\x01 \x01(\x03\"\xe5\x01\n\x0eRunStepRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12&\n\x04\x66\x65\x65\x64\x18\x02 \x03(\x0b\x32\x18.tensorweave.NamedTensor\x12\r\n\x05\x66\x65tch\x18\x03 \x03(\t\x12\x0e\n\x06target\x18\x04 \x03(\t\x12\x13\n\x0btrace_level\x18\x05 \x01(\x05\x12\x15\n\rtimeout_in_ms\x18\x06 \x01(\x03\x12\x1f\n\x17output_partition_graphs\x18\x07 \x01(\x08\x12\'\n\x06reader\x18\x08 \x01(\x0b\x32\x17.tensorweave.ReaderInfo\"\x97\x01\n\x0fRunStepResponse\x12(\n\x06tensor\x18\x01 \x03(\x0b\x32\x18.tensorweave.NamedTensor\x12*\n\nstep_stats\x18\x02 \x03(\x0b\x32\x16.tensorweave.NodeStats\x12.\n\x0fpartition_graph\x18\x03 \x03(\x0b\x32\x15.tensorweave.GraphDef\"-\n\x13\x43loseSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"\x16\n\x14\x43loseSessionResponse\",\n\x12ListDevicesRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"\x80\x01\n\x13ListDevicesResponse\x12\x33\n\x0clocal_device\x18\x01 \x03(\x0b\x32\x1d.tensorweave.DeviceAttributes\x12\x34\n\rremote_device\x18\x02 \x03(\x0b\x32\x1d.tensorweave.DeviceAttributes\"9\n\x0cResetRequest\x12\x11\n\tcontainer\x18\x01 \x03(\t\x12\x16\n\x0e\x64\x65vice_filters\x18\x02 \x03(\t\"\x0f\n\rResetResponse2\xec\x03\n\rMasterService\x12V\n\rCreateSession\x12!.tensorweave.CreateSessionRequest\x1a\".tensorweave.CreateSessionResponse\x12V\n\rExtendSession\x12!.tensorweave.ExtendSessionRequest\x1a\".tensorweave.ExtendSessionResponse\x12\x44\n\x07RunStep\x12\x1b.tensorweave.RunStepRequest\x1a\x1c.tensorweave.RunStepResponse\x12S\n\x0c\x43loseSession\x12 .tensorweave.CloseSessionRequest\x1a!.tensorweave.CloseSessionResponse\x12P\n\x0bListDevices\x12\x1f.tensorweave.ListDevicesRequest\x1a .tensorweave.ListDevicesResponse\x12>\n\x05Reset\x12\x19.tensorweave.ResetRequest\x1a\x1a.tensorweave.ResetResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,31 +35,31 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tensorweave.distributed.pro
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_SESSIONOPTIONS']._serialized_start=198
-  _globals['_SESSIONOPTIONS']._serialized_end=430
-  _globals['_CREATESESSIONREQUEST']._serialized_start=432
-  _globals['_CREATESESSIONREQUEST']._serialized_end=542
-  _globals['_CREATESESSIONRESPONSE']._serialized_start=544
-  _globals['_CREATESESSIONRESPONSE']._serialized_end=631
-  _globals['_EXTENDSESSIONREQUEST']._serialized_start=633
-  _globals['_EXTENDSESSIONREQUEST']._serialized_end=752
-  _globals['_EXTENDSESSIONRESPONSE']._serialized_start=754
-  _globals['_EXTENDSESSIONRESPONSE']._serialized_end=804
-  _globals['_RUNSTEPREQUEST']._serialized_start=807
-  _globals['_RUNSTEPREQUEST']._serialized_end=1036
-  _globals['_RUNSTEPRESPONSE']._serialized_start=1039
-  _globals['_RUNSTEPRESPONSE']._serialized_end=1190
-  _globals['_CLOSESESSIONREQUEST']._serialized_start=1192
-  _globals['_CLOSESESSIONREQUEST']._serialized_end=1237
-  _globals['_CLOSESESSIONRESPONSE']._serialized_start=1239
-  _globals['_CLOSESESSIONRESPONSE']._serialized_end=1261
-  _globals['_LISTDEVICESREQUEST']._serialized_start=1263
-  _globals['_LISTDEVICESREQUEST']._serialized_end=1307
-  _globals['_LISTDEVICESRESPONSE']._serialized_start=1310
-  _globals['_LISTDEVICESRESPONSE']._serialized_end=1438
-  _globals['_RESETREQUEST']._serialized_start=1440
-  _globals['_RESETREQUEST']._serialized_end=1497
-  _globals['_RESETRESPONSE']._serialized_start=1499
-  _globals['_RESETRESPONSE']._serialized_end=1514
-  _globals['_MASTERSERVICE']._serialized_start=1517
-  _globals['_MASTERSERVICE']._serialized_end=2009
+  _globals['_SESSIONOPTIONS']._serialized_end=458
+  _globals['_CREATESESSIONREQUEST']._serialized_start=460
+  _globals['_CREATESESSIONREQUEST']._serialized_end=570
+  _globals['_CREATESESSIONRESPONSE']._serialized_start=572
+  _globals['_CREATESESSIONRESPONSE']._serialized_end=659
+  _globals['_EXTENDSESSIONREQUEST']._serialized_start=661
+  _globals['_EXTENDSESSIONREQUEST']._serialized_end=780
+  _globals['_EXTENDSESSIONRESPONSE']._serialized_start=782
+  _globals['_EXTENDSESSIONRESPONSE']._serialized_end=832
+  _globals['_RUNSTEPREQUEST']._serialized_start=835
+  _globals['_RUNSTEPREQUEST']._serialized_end=1064
+  _globals['_RUNSTEPRESPONSE']._serialized_start=1067
+  _globals['_RUNSTEPRESPONSE']._serialized_end=1218
+  _globals['_CLOSESESSIONREQUEST']._serialized_start=1220
+  _globals['_CLOSESESSIONREQUEST']._serialized_end=1265
+  _globals['_CLOSESESSIONRESPONSE']._serialized_start=1267
+  _globals['_CLOSESESSIONRESPONSE']._serialized_end=1289
+  _globals['_LISTDEVICESREQUEST']._serialized_start=1291
+  _globals['_LISTDEVICESREQUEST']._serialized_end=1335
+  _globals['_LISTDEVICESRESPONSE']._serialized_start=1338
+  _globals['_LISTDEVICESRESPONSE']._serialized_end=1466
+  _globals['_RESETREQUEST']._serialized_start=1468
+  _globals['_RESETREQUEST']._serialized_end=1525
+  _globals['_RESETRESPONSE']._serialized_start=1527
+  _globals['_RESETRESPONSE']._serialized_end=1542
+  _globals['_MASTERSERVICE']._serialized_start=1545
+  _globals['_MASTERSERVICE']._serialized_end=2037
 # @@protoc_insertion_point(module_scope)
