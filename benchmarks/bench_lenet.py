@@ -1,0 +1,205 @@
+"""LeNet benchmark (issue 3): training steps/s and peak RSS, tensorweave vs TensorFlow 2.21
+`tf.compat.v1` graph mode, the same model code for both (tf.nn ops and tf.Variable: TF 2.21's
+compat.v1 layers need the separate tf_keras package), alternating in one process.
+
+    python benchmarks/bench_lenet.py                  # tensorweave only
+    python benchmarks/bench_lenet.py --compare-tf     # both; builds benchmarks/.venv-tf once
+
+Run with `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE` on machines that pin an older OpenBLAS
+core type (see bench_foundation.py, whose venv and helpers this reuses).
+
+Rows: tensorweave as installed (OpenBLAS with as many threads as cores), tensorweave with BLAS
+limited to one thread (threadpoolctl), and TensorFlow. The middle row is there because on a
+loaded machine OpenBLAS's second thread spin-waits for a core between products and a step can
+take several times longer (measured: 1.3 vs 7.9 steps/s at load average ~5).
+
+Model: two 5x5 convolutions (32 and 64 filters, SAME, ReLU) each followed by 2x2 max pooling,
+dense 1024 (ReLU), dense 10; softmax cross entropy; MomentumOptimizer(0.01, 0.9); batch 64.
+
+Peak RSS is measured in a fresh child process per framework (VmHWM, the peak resident set of
+the child's own address space, at the end of a fixed run): a high-water mark is process-wide, so
+deltas inside the alternating process would mix both frameworks' memory and hide the second
+one's peak under the first's (and getrusage's ru_maxrss even carries the parent's peak into an
+exec'd child). Each child reports its peak after importing the framework (the
+baseline) and after building the model and running the steps; the difference is what the model
+and its training cost on top of the import.
+"""
+import argparse
+import contextlib
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_foundation import _blas, ensure_tf_venv  # noqa: E402 - the shared venv and header
+
+BATCH = 64
+
+
+def lenet(tf, rng):
+    """Builds the model with the given `tf` module; returns (setup, step)."""
+    x = tf.placeholder(tf.float32, [None, 784])
+    labels = tf.placeholder(tf.float32, [None, 10])
+    images = tf.reshape(x, [-1, 28, 28, 1])
+
+    def weight(shape, seed):
+        return tf.Variable(tf.truncated_normal(shape, stddev=0.1, seed=seed))
+
+    def bias(size):
+        return tf.Variable(tf.constant(0.1, shape=[size]))
+
+    h = images
+    for k, (depth_in, depth_out) in enumerate([(1, 32), (32, 64)]):
+        kernel = weight([5, 5, depth_in, depth_out], seed=k + 1)
+        h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(h, kernel, [1, 1, 1, 1], "SAME"),
+                                      bias(depth_out)))
+        h = tf.nn.max_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
+    h = tf.reshape(h, [-1, 7 * 7 * 64])
+    h = tf.nn.relu(tf.matmul(h, weight([7 * 7 * 64, 1024], seed=3)) + bias(1024))
+    logits = tf.matmul(h, weight([1024, 10], seed=4)) + bias(10)
+    loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=labels,
+                                                                     logits=logits))
+    train_op = tf.train.MomentumOptimizer(0.01, 0.9).minimize(loss)
+    batches = []
+    for _ in range(10):
+        batches.append((rng.random((BATCH, 784), dtype=np.float32),
+                        np.eye(10, dtype=np.float32)[rng.integers(0, 10, BATCH)]))
+
+    def setup(sess):
+        sess.run(tf.global_variables_initializer())
+
+    def step(sess, i):
+        images_value, labels_value = batches[i % len(batches)]
+        sess.run(train_op, feed_dict={x: images_value, labels: labels_value})
+
+    return setup, step
+
+
+def measure(tf, steps, seconds_floor):
+    """Training steps per second of one fresh graph and session, after a warm-up."""
+    graph = tf.Graph()
+    with graph.as_default():
+        setup, step = lenet(tf, np.random.default_rng(0))
+        with tf.Session(graph=graph) as sess:
+            setup(sess)
+            for i in range(5):
+                step(sess, i)
+            done, start = 0, time.perf_counter()
+            while True:
+                for i in range(steps):
+                    step(sess, i)
+                done += steps
+                elapsed = time.perf_counter() - start
+                if elapsed >= seconds_floor:
+                    return done / elapsed
+
+
+def _import(framework):
+    if framework == "tensorweave":
+        import tensorweave
+        return tensorweave
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import tensorflow
+    tensorflow.compat.v1.disable_eager_execution()
+    return tensorflow.compat.v1
+
+
+def _max_rss_mb():
+    """This process's peak resident set size in MB. VmHWM (Linux) belongs to the address space
+    exec() created, whereas ru_maxrss carries the forking parent's peak across exec (the child
+    would report the benchmark process's own, both frameworks included)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def rss_child(framework, steps):
+    """Runs in a child process: prints peak RSS after import and after `steps` steps."""
+    tf = _import(framework)
+    baseline = _max_rss_mb()
+    measure(tf, steps, 0.0)
+    print(json.dumps({"import_mb": baseline, "peak_mb": _max_rss_mb()}))
+
+
+def peak_rss(framework, steps):
+    out = subprocess.run([sys.executable, __file__, "--rss-child", framework, "--steps",
+                          str(steps)], check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _limited_blas(threads):
+    if threads is None:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+    return threadpool_limits(threads, user_api="blas")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--compare-tf", action="store_true")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--steps", type=int, default=20, help="steps per timing batch")
+    parser.add_argument("--seconds", type=float, default=3.0, help="minimum seconds per sample")
+    parser.add_argument("--in-venv", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--rss-child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.rss_child:
+        rss_child(args.rss_child, args.steps)
+        return
+    if args.compare_tf and not args.in_venv:
+        python = ensure_tf_venv()
+        os.execv(python, [python, __file__, "--compare-tf", "--in-venv", "--rounds",
+                          str(args.rounds), "--steps", str(args.steps), "--seconds",
+                          str(args.seconds)])
+
+    tensorweave = _import("tensorweave")
+    # (label, module, BLAS threads or None for the default, child-process RSS name)
+    variants = [("tensorweave", tensorweave, None, "tensorweave"),
+                ("tensorweave, 1 BLAS thread", tensorweave, 1, None)]
+    if args.compare_tf:
+        import tensorflow
+        variants.append((f"tensorflow {tensorflow.__version__}", _import("tensorflow"), None,
+                         "tensorflow"))
+    load_before = os.getloadavg()
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+          f"{platform.python_version()}, NumPy {np.__version__} ({_blas()}); "
+          f"{args.rounds} alternating rounds of >= {args.seconds:g} s; load average "
+          f"{load_before[0]:.2f} (1 min), {load_before[1]:.2f} (5 min) at start")
+    samples = {label: [] for label, *_ in variants}
+    for _ in range(args.rounds):
+        for label, module, threads, _ in variants:  # alternate within each round
+            with _limited_blas(threads):
+                samples[label].append(measure(module, args.steps, args.seconds))
+    load_after = os.getloadavg()
+    print(f"load average at end: {load_after[0]:.2f} (1 min), {load_after[1]:.2f} (5 min)")
+    medians = {label: statistics.median(values) for label, values in samples.items()}
+    reference = medians[variants[-1][0]] if args.compare_tf else None
+    print()
+    print(f"| LeNet, batch {BATCH}, Momentum | training steps/s (median) | range over rounds | "
+          f"vs TF | peak RSS, child process |")
+    print("|---|---|---|---|---|")
+    for label, _, _, rss_name in variants:
+        ratio = f"{medians[label] / reference:.2f}x" if reference else ""
+        peak = ""
+        if rss_name:
+            rss = peak_rss(rss_name, 3 * args.steps)
+            peak = f"{rss['peak_mb']:.0f} MB ({rss['peak_mb'] - rss['import_mb']:.0f} MB " \
+                   f"over import)"
+        print(f"| {label} | {medians[label]:.1f} | {min(samples[label]):.1f} - "
+              f"{max(samples[label]):.1f} | {ratio} | {peak} |")
+
+
+if __name__ == "__main__":
+    main()
