@@ -72,7 +72,8 @@ SUBMODULES = {
              "NanTensorHook NanLossDuringTrainingError FinalOpsHook FeedFnHook "
              "GlobalStepWaiterHook SecondOrStepTimer SessionManager Scaffold "
              "ChiefSessionCreator WorkerSessionCreator MonitoredSession "
-             "SingularMonitoredSession MonitoredTrainingSession",
+             "SingularMonitoredSession MonitoredTrainingSession SyncReplicasOptimizer "
+             "StopServersHook",
     "errors": "OpError CancelledError UnknownError InvalidArgumentError DeadlineExceededError "
               "NotFoundError AlreadyExistsError PermissionDeniedError ResourceExhaustedError "
               "FailedPreconditionError AbortedError OutOfRangeError UnimplementedError "

@@ -120,4 +120,7 @@ scatter_sub = _scatter("ScatterSub")
 
 def is_variable_initialized(ref, name=None):
     ref = _ref(ref)
-    return make_tensor("IsVariableInitialized", [ref], name=name or "IsVariableInitialized")
+    # With the variable, whatever the device scope says (a worker asking whether a ps
+    # variable is initialized runs the check on the ps), as TF's Variable.is_initialized does.
+    with graph_lib.get_default_graph().colocate_with(ref.op):
+        return make_tensor("IsVariableInitialized", [ref], name=name or "IsVariableInitialized")

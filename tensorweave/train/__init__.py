@@ -35,10 +35,11 @@ from tensorweave.train.session_run_hook import (SessionRunHook, SessionRunArgs, 
 from tensorweave.train.basic_session_run_hooks import (  # noqa: F401
     SecondOrStepTimer, StopAtStepHook, CheckpointSaverHook, CheckpointSaverListener,
     StepCounterHook, LoggingTensorHook, NanTensorHook, NanLossDuringTrainingError,
-    FinalOpsHook, FeedFnHook, GlobalStepWaiterHook)
+    FinalOpsHook, FeedFnHook, GlobalStepWaiterHook, StopServersHook)
 from tensorweave.train.session_manager import SessionManager  # noqa: F401
 from tensorweave.train.scaffold import (Scaffold, SessionCreator,  # noqa: F401
                                         ChiefSessionCreator, WorkerSessionCreator)
 from tensorweave.train.monitored_session import (MonitoredSession,  # noqa: F401
                                                  SingularMonitoredSession,
                                                  MonitoredTrainingSession, StepContext)
+from tensorweave.train.sync_replicas_optimizer import SyncReplicasOptimizer  # noqa: F401

@@ -1,11 +1,15 @@
 """The standard hooks: stop at a step, save checkpoints, count and log steps, log tensors, stop
-on NaN, run final ops, feed, wait for the global step (TF 1.x semantics, session_run_hook.py).
+on NaN, run final ops, feed, wait for the global step (TF 1.x semantics, session_run_hook.py),
+and StopServersHook: the chief's end of training stops the parameter servers (not in TF, where
+ps processes never exit; tensorflow/tensorflow#4713).
 """
 import os
 import time
 
 import numpy as np
 
+from tensorweave.distributed import request_shutdown
+from tensorweave.distributed.cluster_spec import ClusterSpec
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.platform import tf_logging as logging
@@ -336,3 +340,25 @@ class GlobalStepWaiterHook(SessionRunHook):
                              self._wait_until_step, current)
                 last_logged = time.time()
             time.sleep(self._POLL_SECS)
+
+
+class StopServersHook(SessionRunHook):
+    """At the end of training (the monitored session's normal end), asks every task of
+    `job_name` in `cluster` to stop, so their `server.join()` returns and they exit. Give it
+    to the chief (`chief_only_hooks`)."""
+
+    def __init__(self, cluster, job_name="ps", reason="training ended", timeout=5.0):
+        self._cluster = ClusterSpec(cluster)
+        self._job_name = job_name
+        self._reason = reason
+        self._timeout = timeout
+        self.stopped = []  # the addresses that acknowledged
+
+    def end(self, session):
+        for index in self._cluster.task_indices(self._job_name):
+            address = self._cluster.task_address(self._job_name, index)
+            if request_shutdown(address, self._reason, self._timeout):
+                self.stopped.append(address)
+            else:
+                logging.warning("Could not ask /job:%s/task:%d (%s) to stop: it did not answer",
+                                self._job_name, index, address)
