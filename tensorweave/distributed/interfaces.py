@@ -77,6 +77,9 @@ class FutureCall(Call):
             self._value, self._error = value, error
             self._done.set()
             callbacks, self._callbacks = self._callbacks, []
+            # The cancel hook usually points back at the call that owns this future: drop the
+            # cycle, so a finished call and the arrays it holds are freed by reference count.
+            self._on_cancel = None
         for callback in callbacks:
             callback(self)
         return True
@@ -99,8 +102,9 @@ class FutureCall(Call):
         callback(self)
 
     def cancel(self):
-        if self._on_cancel is not None and not self._done.is_set():
-            self._on_cancel()
+        on_cancel = self._on_cancel
+        if on_cancel is not None and not self._done.is_set():
+            on_cancel()
         self._finish(None, errors.CancelledError(None, None, "The call was cancelled."))
 
 

@@ -183,3 +183,24 @@ def test_a_large_feed_from_a_client_in_another_process(servers, plane):
         for _ in range(2):  # the first step learns whether shared memory is reachable
             assert sess.run(total, {x: value}) == value.astype(np.float64).sum()
         np.testing.assert_array_equal(sess.run(x, {x: value}), value)
+
+
+def test_a_received_array_in_shared_memory_is_never_overwritten_while_it_is_used(servers):
+    """Arrays received through shared memory view the segment in place; the holder may reuse a
+    segment only once every such array is gone."""
+    tf.reset_default_graph()
+    with tf.device("/job:ps/task:0"):
+        source = tf.Variable(tf.zeros([1 << 20]), name="source")  # 4 MB
+        bump = source.assign_add(tf.ones([1 << 20]))
+    with tf.device("/job:worker/task:1"):
+        copy = tf.identity(source)
+    config = tf.ConfigProto(rpc_options=tf.RPCOptions(data_planes=["shm"]))
+    with tf.Session(servers.target("worker", 1), config=config) as sess:
+        sess.run(source.initializer)
+        sess.run(copy)  # learn the peers' status
+        kept = [sess.run(copy)]
+        for _ in range(6):  # more than the holder keeps per reader
+            sess.run(bump)
+            kept.append(sess.run(copy))
+        for expected, value in enumerate(kept):
+            assert value.min() == value.max() == expected

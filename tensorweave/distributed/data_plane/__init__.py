@@ -7,7 +7,8 @@ bytes through the first plane both sides can use, into a buffer it allocated for
 (BulkReader.unpack):
 
   "shm"   shared memory, when both processes see the same /dev/shm (checked once per holder
-          with a probe file): one memcpy on each side (shared_memory.py);
+          with a probe file): one memcpy by the holder, none by the reader, whose array views
+          the segment until it is garbage collected (shared_memory.py);
   "tcp"   a raw TCP stream to the holder's TCP port, negotiated by the BulkRef: no copy in
           user space on either side (../tcp/connection.py);
   "grpc"  the holder's FetchBulk stream of chunks, always available (the gRPC adapter).
@@ -186,6 +187,12 @@ class BulkReader:
         if ref.nbytes != expected:
             raise errors.InvalidArgumentError(None, None, f"A bulk payload of {ref.nbytes} "
                                               f"bytes cannot hold a tensor of {expected} bytes")
+        if ref.plane == "shm":  # in place: the segment is released with the last view
+            raw = self.segments.view(ref.shm_path, ref.shm_generation, expected,
+                                     ref.retired_segments)
+            buffer = raw.view(wire.wire_dtype(wire_tensor)).reshape(tuple(wire_tensor.shape))
+            info.update(plane="shm", wire_bytes=ref.nbytes)
+            return wire.decode(wire_tensor, buffer), info
         raw = self.buffers.acquire(expected)
         buffer = raw.view(wire.wire_dtype(wire_tensor)).reshape(tuple(wire_tensor.shape))
         out = memoryview(raw) if expected else memoryview(bytearray())
@@ -195,8 +202,6 @@ class BulkReader:
                 raise errors.InvalidArgumentError(None, None, f"No pushed payload {ref.ticket}"
                                                   " of that size is held here")
             out[:] = data
-        elif ref.plane == "shm":
-            self.segments.read(ref.shm_path, ref.shm_generation, out, ref.retired_segments)
         elif ref.plane == "tcp":
             host = ref.holder.rsplit(":", 1)[0].strip("[]")
             tcp_connection.CLIENT.fetch_bulk((host, ref.tcp_port), ref.ticket, out)

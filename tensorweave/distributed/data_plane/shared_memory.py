@@ -18,6 +18,7 @@ import os
 import threading
 import time
 import uuid
+import weakref
 
 import numpy as np
 
@@ -128,7 +129,9 @@ class SegmentPool:
 
 
 class SegmentCache:
-    """The reader side: segments mapped once, by path."""
+    """The reader side: segments mapped once, by path. `view` hands out the payload in place
+    (no copy at all); the segment goes back to its holder when the last array over it is
+    garbage collected."""
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -147,6 +150,19 @@ class SegmentCache:
         np.copyto(np.frombuffer(out, np.uint8), np.frombuffer(segment, np.uint8, nbytes,
                                                              HEADER_BYTES))
         state[0] = 0  # the holder may reuse the segment
+
+    def view(self, path, generation, nbytes, retired=()):
+        """The payload of segment `path` as a uint8 array over the shared memory."""
+        for old in retired:
+            self._forget(old)
+        segment = self._map(path)
+        state = np.frombuffer(segment, np.uint64, 1, 0)
+        if int(state[0]) != generation:
+            raise errors.DataLossError(None, None, f"Shared-memory segment {path} holds "
+                                       f"generation {int(state[0])}, expected {generation}")
+        payload = np.frombuffer(segment, np.uint8, nbytes, HEADER_BYTES)
+        weakref.finalize(payload, _release, state)
+        return payload
 
     def _map(self, path):
         with self._lock:
@@ -177,6 +193,10 @@ class SegmentCache:
                 segment.close()
             except BufferError:
                 pass
+
+
+def _release(state):
+    state[0] = 0  # the holder may reuse the segment
 
 
 class Probe:

@@ -509,6 +509,10 @@ class _Poller:
                 if call._read() and call._conn is not None:
                     self._selector.register(call._conn, selectors.EVENT_READ, call)
                     watched[call._conn] = call
+            # A finished call must not stay referenced from this frame while the poller
+            # sleeps: its answer may be a shared-memory view that goes back to its holder
+            # only when freed.
+            key = call = None
             with self._lock:
                 pending, self._pending = self._pending, []
             for call in pending:
@@ -517,6 +521,7 @@ class _Poller:
                     continue
                 self._selector.register(conn, selectors.EVENT_READ, call)
                 watched[conn] = call
+            pending = call = conn = None
             now = time.monotonic()
             for conn, call in list(watched.items()):
                 if call.done():  # cancelled meanwhile
@@ -524,6 +529,7 @@ class _Poller:
                 elif call._deadline is not None and call._deadline <= now:
                     self._forget(watched, call, conn)
                     call._expired()
+            call = conn = None
 
     def _forget(self, watched, call, conn):
         watched.pop(conn, None)
