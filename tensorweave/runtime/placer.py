@@ -289,8 +289,9 @@ def _place_floating(costs, assignment, floating):
             seconds = 0.0
             kept = 0
             for op in group:
-                edges = [(p, t, device, assignment.get(p)) for p, t in costs.inputs[op]]
-                edges += [(c, t, assignment.get(c), device) for c in costs.consumers[op]
+                # (other end, tensor, source device, destination device) of each edge
+                edges = [(p, t, assignment.get(p), device) for p, t in costs.inputs[op]]
+                edges += [(c, t, device, assignment.get(c)) for c in costs.consumers[op]
                           for p, t in costs.inputs[c] if p is op]
                 for other, tensor, src, dst in edges:
                     if other in members or src is None or dst is None:
