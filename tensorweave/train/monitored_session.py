@@ -381,14 +381,15 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None,  # n
     elif save_checkpoint_steps is USE_DEFAULT:
         save_checkpoint_steps = None
     scaffold = scaffold or Scaffold()
-    all_hooks = list(hooks or [])
     if not is_chief:
         creator = WorkerSessionCreator(scaffold=scaffold, master=master, config=config,
                                        max_wait_secs=max_wait_secs)
-        return MonitoredSession(creator, all_hooks, stop_grace_period_secs)
+        return MonitoredSession(creator, list(hooks or []), stop_grace_period_secs)
     creator = ChiefSessionCreator(scaffold=scaffold, checkpoint_dir=checkpoint_dir,
                                   master=master, config=config)
-    all_hooks.extend(chief_only_hooks or [])
+    # TF's order: chief-only hooks, the standard ones, then the caller's (their `end` runs
+    # last, after the final checkpoint).
+    all_hooks = list(chief_only_hooks or [])
     if log_step_count_steps and log_step_count_steps > 0:
         all_hooks.append(hooks_lib.StepCounterHook(every_n_steps=log_step_count_steps,
                                                    output_dir=checkpoint_dir))
@@ -398,4 +399,5 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None,  # n
         all_hooks.append(hooks_lib.CheckpointSaverHook(
             checkpoint_dir, save_steps=save_checkpoint_steps, save_secs=save_checkpoint_secs,
             scaffold=scaffold))
+    all_hooks.extend(hooks or [])
     return MonitoredSession(creator, all_hooks, stop_grace_period_secs)

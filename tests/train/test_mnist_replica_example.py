@@ -1,0 +1,80 @@
+"""examples/mnist_replica.py under `tensorweave launch` (1 ps + 3 worker processes): sync
+2-of-3 with a straggler trains the CNN, checkpoints, reports test accuracy, and the chief's end
+stops the ps so the launch exits by itself; and a waiting non-chief worker starts within a
+second of the chief initialising the model (TF 1.x re-checks every 30 s)."""
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+import tensorweave as tf
+from tensorweave.cli.launch import free_ports
+from tests.mnist_data import require_mnist
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.mark.timeout(240)
+def test_sync_replicas_with_a_backup_worker_trains_mnist_and_stops_the_ps(tmp_path):
+    data_dir = require_mnist()
+    command = [sys.executable, "-m", "tensorweave.cli.main", "launch", "--ps", "1",
+               "--workers", "3", "--", sys.executable,
+               os.path.join(REPO, "examples", "mnist_replica.py"), "--sync_replicas",
+               "--replicas_to_aggregate", "2", "--train_steps", "60", "--straggler_delay",
+               "0.2", "--data_dir", data_dir, "--train_dir", str(tmp_path), "--save_steps",
+               "25", "--log_every", "1000"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=200,
+                            env=dict(os.environ, PYTHONPATH=REPO))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    chief = re.search(r"chief: sync 2-of-3: 60 global steps in ([\d.]+) s .* test accuracy "
+                      r"([\d.]+), (\d+) stale", result.stdout)
+    assert chief, result.stdout[-3000:]
+    seconds, accuracy, dropped = float(chief[1]), float(chief[2]), int(chief[3])
+    assert accuracy > 0.85 and dropped >= 1
+    assert seconds < 60 * 0.2  # the straggler alone would take 12 s
+    assert "[ps:0] ps 0: stopped" in result.stdout
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-60")
+
+
+@pytest.mark.timeout(60)
+def test_a_waiting_worker_starts_within_a_second_of_the_chief():
+    ports = free_ports(3)
+    spec = {"ps": [f"127.0.0.1:{ports[0]}"],
+            "worker": [f"127.0.0.1:{ports[1]}", f"127.0.0.1:{ports[2]}"]}
+    servers = [tf.train.Server(spec, "ps", 0), tf.train.Server(spec, "worker", 0),
+               tf.train.Server(spec, "worker", 1)]
+    ready, failures = {}, []
+
+    def task(index):
+        try:
+            with tf.Graph().as_default(), tf.device(tf.train.replica_device_setter(
+                    cluster=spec, worker_device=f"/job:worker/task:{index}")):
+                tf.Variable(tf.zeros([64, 64]), name="w")
+                tf.train.get_or_create_global_step()
+                if index == 0:
+                    time.sleep(1.0)  # the worker is already waiting
+                    creator = tf.train.ChiefSessionCreator(master=servers[1].target)
+                else:
+                    creator = tf.train.WorkerSessionCreator(master=servers[2].target,
+                                                            max_wait_secs=30)
+                sess = creator.create_session()
+                ready[index] = time.monotonic()
+                sess.close()
+        except Exception as exc:  # noqa: BLE001 - re-raised below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=task, args=(i,)) for i in (1, 0)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(40)
+    finally:
+        for server in servers:
+            server.stop()
+    assert not failures, failures
+    assert 0 <= ready[1] - ready[0] < 1.0
