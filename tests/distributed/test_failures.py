@@ -128,3 +128,16 @@ def test_a_hung_task_fails_the_step_within_the_peer_timeout():
                 sess.run(total)  # no operation timeout: only the liveness check ends it
             assert time.monotonic() - start < 6.0
             assert sess.run(local_only) == 6.0
+
+
+def test_a_port_in_use_is_an_error_not_a_shared_port():
+    import socket
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    try:
+        port = taken.getsockname()[1]
+        with pytest.raises(tf.errors.UnavailableError, match="Cannot bind"):
+            tf.train.Server({"ps": [f"127.0.0.1:{port}"]}, "ps", 0)
+    finally:
+        taken.close()

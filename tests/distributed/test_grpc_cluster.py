@@ -190,7 +190,7 @@ def test_a_received_array_in_shared_memory_is_never_overwritten_while_it_is_used
     segment only once every such array is gone."""
     tf.reset_default_graph()
     with tf.device("/job:ps/task:0"):
-        source = tf.Variable(tf.zeros([1 << 20]), name="source")  # 4 MB
+        source = tf.Variable(tf.zeros([1 << 20]), name="kept")  # 4 MB
         bump = source.assign_add(tf.ones([1 << 20]))
     with tf.device("/job:worker/task:1"):
         copy = tf.identity(source)
