@@ -1,6 +1,9 @@
 """The `tensorweave` command.
 
-  tensorweave demo [--data_dir DIR] [--epochs N]   train the MNIST MLP and report test accuracy
+  tensorweave demo [--data_dir DIR] [--epochs N]   train a CNN on MNIST on a local cluster (1 ps,
+                                                   2 workers, sync replicas with a backup
+                                                   worker; demo_cluster.py) and report test
+                                                   accuracy; --local: the MLP in one process
   tensorweave server --cluster C --job J --task T  run one task of a cluster (server_command.py)
   tensorweave launch --ps N --workers M -- CMD     run CMD as every task of a local cluster
                                                    (launch.py)
@@ -15,7 +18,7 @@ import time
 
 import numpy as np
 
-from tensorweave.cli import launch, server_command
+from tensorweave.cli import demo_cluster, launch, server_command
 
 
 def _demo(args):
@@ -29,6 +32,8 @@ def _demo(args):
         print(f"tensorweave demo: {exc}", file=sys.stderr)
         return 2
     print(f"MNIST from {data_dir}: {len(x_train)} training and {len(x_test)} test digits")
+    if not args.local and demo_cluster.available():
+        return demo_cluster.run(args, data_dir)
     tf.set_random_seed(args.seed)
     x = tf.placeholder(tf.float32, [None, 784], name="images")
     y_ = tf.placeholder(tf.float32, [None, 10], name="labels")
@@ -66,9 +71,16 @@ def _demo(args):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="tensorweave", description="tensorweave command line")
     commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="train an MLP on MNIST and report test accuracy")
+    demo = commands.add_parser("demo", help="train a CNN on MNIST on a local cluster (sync "
+                               "replicas, a backup worker) and report test accuracy")
     demo.add_argument("--data_dir", default=None, help="directory holding the MNIST IDX files")
     demo.add_argument("--epochs", type=int, default=5)
+    demo.add_argument("--local", action="store_true",
+                      help="train the MLP in this process instead (no cluster)")
+    demo.add_argument("--ps", type=int, default=1, help="parameter server tasks")
+    demo.add_argument("--workers", type=int, default=2, help="worker tasks (one is a backup)")
+    demo.add_argument("--steps", type=int, default=None, help="global steps (default: epochs)")
+    demo.add_argument("--train_dir", default=None, help="checkpoint directory")
     demo.add_argument("--seed", type=int, default=1)
     commands.add_parser("version", help="print the version")
     server_command.add_parser(commands)

@@ -78,3 +78,13 @@ def test_a_waiting_worker_starts_within_a_second_of_the_chief():
             server.stop()
     assert not failures, failures
     assert 0 <= ready[1] - ready[0] < 1.0
+
+
+@pytest.mark.timeout(120)
+def test_the_demo_still_trains_the_mlp_in_one_process_with_local():
+    result = subprocess.run([sys.executable, "-m", "tensorweave.cli.main", "demo", "--local",
+                             "--epochs", "1", "--data_dir", require_mnist()],
+                            capture_output=True, text=True, timeout=100)
+    assert result.returncode == 0, result.stderr
+    assert "[worker" not in result.stdout
+    assert float(result.stdout.strip().splitlines()[-1].rsplit(" ", 1)[1]) > 0.9
