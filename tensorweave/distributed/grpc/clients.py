@@ -281,7 +281,7 @@ class GrpcWorker(interfaces.WorkerInterface):
 
     def recv_tensors_async(self, requests, timeout=None):
         fast = self.peer.fast
-        if fast is None or len(requests) == 1:
+        if fast is None:
             return [self.recv_tensor_async(request, timeout) for request in requests]
         reader = self.peer.reader(requests[0].reader.planes)
         for request in requests:
