@@ -34,8 +34,13 @@ def test_sync_replicas_with_a_backup_worker_trains_mnist_and_stops_the_ps(tmp_pa
                       r"([\d.]+), (\d+) stale", result.stdout)
     assert chief, result.stdout[-3000:]
     seconds, accuracy, dropped = float(chief[1]), float(chief[2]), int(chief[3])
-    assert accuracy > 0.85 and dropped >= 1
-    assert seconds < 60 * 0.2  # the straggler alone would take 12 s
+    assert accuracy > 0.85 and dropped >= 1 and seconds > 0
+    # The straggler (the last worker) never holds a step: the others go on without it, so it
+    # takes fewer local steps than the chief. (Wall time is reported by the benchmark, not
+    # asserted: on a loaded machine it says nothing about the mechanism.)
+    local = {int(w): int(n) for w, n in
+             re.findall(r"worker (\d+): done after (\d+) local steps", result.stdout)}
+    assert local[2] < local[0], local
     assert "[ps:0] ps 0: stopped" in result.stdout
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-60")
 
