@@ -223,7 +223,7 @@ class StepPlan:
                 outcome.failed(part.task, exc)
                 continue
             calls.append((part.task, call))
-            outcome.calls.append(call)
+            outcome.calls[part.task] = call
         # With several tasks, a failure must abort the others at once: watch every call. A
         # single task's answer is read right here, with no thread hop.
         if len(calls) > 1:
@@ -273,15 +273,21 @@ class _StepOutcome:
         self.results = []
         self.error = None
         self._finished = set()
-        self.calls = []
+        self.calls = {}  # task -> its RunGraph call
         self._lock = threading.Lock()
 
     def pending_tasks(self):
-        """The tasks whose part of the step has not answered yet (none once it failed)."""
+        """The tasks whose part of the step has not answered yet."""
         with self._lock:
-            if self.error is not None:
-                return []
             return [task for task in self.tasks if task not in self._finished]
+
+    def give_up(self, task, error):
+        """`task` will not answer (it hangs): fail the step and stop waiting for it. The other
+        tasks answer promptly once AbortStep reaches them."""
+        self.failed(task, error)
+        call = self.calls.get(task)
+        if call is not None:
+            call.cancel()
 
     def done(self, task, call):
         try:
@@ -309,10 +315,7 @@ class _StepOutcome:
             if other != task:
                 self.env.submit(lambda other=other: self.env.worker_cache.worker(other)
                                 .abort_step(request, self.env.control_timeout))
-        # Stop waiting for the other tasks' answers (a hung task would never give one); their
-        # steps end through AbortStep.
-        for call in list(self.calls):
-            call.cancel()
+
 
 
 def _names_job(device):

@@ -56,7 +56,7 @@ class StepWatchdog:
             self._env.worker_cache.worker(task).get_status(timeout)
         except errors.OpError as exc:
             if task in outcome.pending_tasks():
-                outcome.failed(task, errors.UnavailableError(
+                outcome.give_up(task, errors.UnavailableError(
                     None, None, f"Task {task} stopped answering ({exc.message}); the step "
                     f"waited on it for more than the peer timeout of {timeout:.1f} s "
                     "(RPCOptions.peer_timeout_in_ms)"))

@@ -8,8 +8,6 @@ and talk to the step's rendezvous (rendezvous.py). Anything wrong with the Graph
 op, a bad attr, an input that names no node, a device of another task) is an
 InvalidArgumentError naming the node; the worker keeps serving.
 """
-import inspect
-import threading
 import time
 
 import numpy as np
@@ -104,7 +102,8 @@ class GraphRegistration:
                 rendezvous.flush()
         else:
             token = token or CancellationToken()
-            step = WorkerStep(self.plans, runtime, token, step_id, rendezvous, trace)
+            step = scheduler.ParallelStep(self.plans, runtime, token, step_id, trace,
+                                          rendezvous=rendezvous)
             rendezvous.hold()  # the Recvs ready at the start go out as one request per task
             try:
                 step.start(feed_values)
@@ -124,31 +123,6 @@ class GraphRegistration:
                 value = value.copy()
             out[key] = value
         return out
-
-
-def WorkerStep(plans, runtime, token, step_id, rendezvous, step_stats=None):  # noqa: N802
-    """A ParallelStep with the master's step id and this worker's RemoteRendezvous."""
-    if "rendezvous" in inspect.signature(scheduler.ParallelStep.__init__).parameters:
-        return scheduler.ParallelStep(plans, runtime, token, step_id, step_stats,
-                                      rendezvous=rendezvous)
-    return _WorkerStep(plans, runtime, token, step_id, rendezvous, step_stats)
-
-
-class _WorkerStep(scheduler.ParallelStep):
-    """For a runtime whose ParallelStep makes its own LocalRendezvous (issue 4 is adding the
-    `rendezvous` argument; delete this class once it is committed)."""
-
-    def __init__(self, plans, runtime, token, step_id, rendezvous, step_stats=None):  # noqa: D107
-        self.token = token
-        self.rendezvous = rendezvous
-        self.lock = threading.Lock()
-        self.outstanding = 0
-        self.done = threading.Event()
-        self.step_stats = step_stats
-        self.runs = [scheduler._PartitionRun(  # noqa: SLF001
-            self, plan, runtime, scheduler.StepContext(step_id, plan.device, rendezvous, token))
-            for plan in plans]
-        self._abort_id = token.add_callback(rendezvous.abort)
 
 
 def trace_to_node_stats(records, clock_offset=None):

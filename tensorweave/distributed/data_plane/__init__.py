@@ -10,7 +10,7 @@ bytes through the first plane both sides can use, into a buffer it allocated for
           with a probe file): one memcpy by the holder, none by the reader, whose array views
           the segment until it is garbage collected (shared_memory.py);
   "tcp"   a raw TCP stream to the holder's TCP port, negotiated by the BulkRef: no copy in
-          user space on either side (../tcp/connection.py);
+          user space on either side (../tcp/);
   "grpc"  the holder's FetchBulk stream of chunks, always available (the gRPC adapter).
 
 Received payloads land in buffers recycled through a pool (ReceiveBuffers): a fresh 64 MB
@@ -36,7 +36,7 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.distributed import wire
 from tensorweave.distributed.data_plane import shared_memory
-from tensorweave.distributed.tcp import connection as tcp_connection
+from tensorweave.distributed.tcp import client as tcp_client
 from tensorweave.distributed.protos import tensor_wire_pb2
 
 # Payloads up to this size travel inline in the gRPC message (measured: below ~256 KiB one
@@ -204,7 +204,7 @@ class BulkReader:
             out[:] = data
         elif ref.plane == "tcp":
             host = ref.holder.rsplit(":", 1)[0].strip("[]")
-            tcp_connection.CLIENT.fetch_bulk((host, ref.tcp_port), ref.ticket, out)
+            tcp_client.CLIENT.fetch_bulk((host, ref.tcp_port), ref.ticket, out)
         elif ref.plane == "grpc":
             if self.fetch_rpc is None:
                 raise errors.UnimplementedError(None, None, "No gRPC data plane here")

@@ -26,7 +26,7 @@ from tensorweave.distributed.protos import master_pb2_grpc
 from tensorweave.distributed.protos import tensor_wire_pb2
 from tensorweave.distributed.protos import worker_pb2
 from tensorweave.distributed.protos import worker_pb2_grpc
-from tensorweave.distributed.tcp import connection as tcp_connection
+from tensorweave.distributed.tcp import client as tcp_client
 from tensorweave.distributed.tcp import worker_methods
 
 _COMPLETIONS = concurrent.futures.ThreadPoolExecutor(64, "tensorweave grpc completion")
@@ -192,7 +192,7 @@ class _Peer:
                        shared_memory.can_see(status.shm_probe_path, status.shm_probe_token))
         if status.tcp_port:
             host = self.address.rsplit(":", 1)[0].strip("[]")
-            self.fast = worker_methods.TcpWorkerCalls(tcp_connection.CLIENT, host,
+            self.fast = worker_methods.TcpWorkerCalls(tcp_client.CLIENT, host,
                                                       status.tcp_port, self.address)
         self.status = status
 

@@ -33,7 +33,7 @@ from tensorweave.distributed.grpc import clients
 from tensorweave.distributed.grpc import services
 from tensorweave.distributed.protos import cluster_pb2
 from tensorweave.distributed.protos import worker_pb2
-from tensorweave.distributed.tcp import connection as tcp_connection
+from tensorweave.distributed.tcp import server as tcp_server
 from tensorweave.distributed.tcp import worker_methods
 
 _log = logging.getLogger("tensorweave.distributed")
@@ -79,7 +79,7 @@ class Server:
         self._port = bound
         self._task_name = cluster_lib.task_name(job, index)
         self._store = data_plane.BulkStore(self._address)
-        self._tcp = tcp_connection.TcpServer(bind_host, self._store.take)
+        self._tcp = tcp_server.TcpServer(bind_host, self._store.take)
         self._store.tcp_port = self._tcp.port
         cache = clients.GrpcWorkerCache(cluster, self._task_name, self._store)
         status = dict(self._store.status_fields(), reader_id=data_plane.READER_ID)

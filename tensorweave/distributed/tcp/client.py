@@ -1,11 +1,5 @@
-"""Framed calls and raw payloads over persistent TCP connections.
-
-Every server listens on one extra port (advertised in GetStatus). A connection carries one
-call at a time: the request is `<length u64><method u8>` and the body; the answer is
-`<length u64><status u8>` and the body (the response, or the error message when the status is
-an error code), or for FETCH_BULK the payload's raw bytes, written straight from the holder's
-array and received straight into the reader's buffer. A client keeps idle connections per
-endpoint and opens another for each concurrent call.
+"""The client half of the TCP transport: pooled connections per endpoint, calls and their
+answers.
 
 A call waits for its answer on the caller's thread when only `result()` is asked for (no
 thread hop: a remote tiny op costs one round trip, ~20 us on loopback here against ~860 us
@@ -15,186 +9,13 @@ process) or by TCP keepalive (a few seconds for a vanished host).
 """
 import selectors
 import socket
-import struct
 import threading
 import time
 
 from tensorweave.framework import errors
 from tensorweave.distributed import interfaces
-
-HEADER = struct.Struct("<QB")
-_INDEX = struct.Struct("<I")
-FETCH_BULK = 1
-_OK, _MISSING = 0, 255
-_TICKET = struct.Struct("<Q")
-_CHUNK = 8 << 20
-_BUFFER_BYTES = 4 << 20
-
-
-def tune(sock, keepalive=True):
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, option, _BUFFER_BYTES)
-        except OSError:
-            pass
-    if keepalive:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-        for name, value in (("TCP_KEEPIDLE", 4), ("TCP_KEEPINTVL", 1), ("TCP_KEEPCNT", 4)):
-            if hasattr(socket, name):
-                sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, name), value)
-
-
-def recv_exact(sock, size):
-    data = bytearray(size)
-    view = memoryview(data)
-    received = 0
-    while received < size:
-        count = sock.recv_into(view[received:])
-        if count == 0:
-            raise ConnectionError("the peer closed the connection")
-        received += count
-    return data
-
-
-def recv_into(sock, out):
-    received, size = 0, len(out)
-    while received < size:
-        count = sock.recv_into(out[received:], min(size - received, _CHUNK))
-        if count == 0:
-            raise ConnectionError("the peer closed the connection mid-payload")
-        received += count
-
-
-class TcpServer:
-    """Serves FETCH_BULK from `take(ticket) -> memoryview or None` and the methods registered
-    with `register(method, handler)`: handler(body bytes) -> response bytes, raising OpError."""
-
-    def __init__(self, host, take):
-        self._take = take
-        self._methods = {}
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self._socket = socket.socket(family, socket.SOCK_STREAM)
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind((host, 0))
-        self._socket.listen(128)
-        self.port = self._socket.getsockname()[1]
-        self._connections = set()
-        self._lock = threading.Lock()
-        self._closed = False
-        threading.Thread(target=self._accept, daemon=True, name="tensorweave tcp").start()
-
-    def register(self, method, handler):
-        self._methods[method] = handler
-
-    def register_streaming(self, method, handler):
-        """`handler(body, reply)` answers a request with several parts, later and from any
-        thread: `reply(index, status, payload)` writes one (status 0 or an error code)."""
-        self._methods[method] = _Streaming(handler)
-
-    def _accept(self):
-        while True:
-            try:
-                conn, _ = self._socket.accept()
-            except OSError:
-                return
-            tune(conn, keepalive=False)
-            with self._lock:
-                if self._closed:
-                    conn.close()
-                    return
-                self._connections.add(conn)
-            threading.Thread(target=self._serve, args=(conn,), daemon=True,
-                             name="tensorweave tcp connection").start()
-
-    def _serve(self, conn):
-        try:
-            while True:
-                length, method = HEADER.unpack(recv_exact(conn, HEADER.size))
-                body = recv_exact(conn, length)
-                if method == FETCH_BULK:
-                    payload = self._take(_TICKET.unpack(body)[0]) if length == 8 else None
-                    if payload is None:
-                        conn.sendall(HEADER.pack(0, _MISSING))
-                    else:
-                        conn.sendall(HEADER.pack(len(payload), _OK))
-                        conn.sendall(payload)
-                    continue
-                handler = self._methods.get(method)
-                if isinstance(handler, _Streaming):
-                    handler.start(conn, bytes(body))
-                    continue
-                status, out = self._dispatch(method, bytes(body))
-                conn.sendall(HEADER.pack(len(out), status) + out)
-        except (OSError, ConnectionError):
-            return
-        finally:
-            with self._lock:
-                self._connections.discard(conn)
-            conn.close()
-
-    def _dispatch(self, method, body):
-        handler = self._methods.get(method)
-        if handler is None:
-            return errors.UNIMPLEMENTED, f"Unknown method {method}".encode()
-        try:
-            return _OK, handler(body)
-        except errors.OpError as exc:
-            return exc.error_code, exc.message.encode()
-        except Exception as exc:  # noqa: BLE001 - the call fails, the server keeps serving
-            return errors.INTERNAL, f"{type(exc).__name__}: {exc}".encode()
-
-    def close(self):
-        with self._lock:
-            self._closed = True
-            connections = list(self._connections)
-        try:
-            self._socket.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self._socket.close()
-        for conn in connections:
-            try:
-                conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
-class _Streaming:
-    """A method whose answer comes in parts: `<length><status><index u32>` and the body."""
-
-    def __init__(self, handler):
-        self.handler = handler
-
-    def start(self, conn, body):
-        lock = threading.Lock()
-
-        def reply(index, status, payload):
-            frame = HEADER.pack(len(payload) + _INDEX.size, status) + _INDEX.pack(index) + \
-                payload
-            with lock:
-                try:
-                    conn.sendall(frame)
-                except OSError:
-                    pass  # the caller is gone; its step fails on its side
-
-        try:
-            self.handler(body, reply)
-        except errors.OpError as exc:
-            reply(0xFFFFFFFF, exc.error_code, exc.message.encode())
-        except Exception as exc:  # noqa: BLE001
-            reply(0xFFFFFFFF, errors.INTERNAL, f"{type(exc).__name__}: {exc}".encode())
-
-
-def _status_error(status, message, peer):
-    if status == _MISSING:
-        return errors.AbortedError(None, None, f"{peer} holds no such payload (taken already "
-                                   "or expired)")
-    try:
-        cls = errors.exception_type_from_error_code(status)
-    except KeyError:
-        cls = errors.UnknownError
-    return cls(None, None, message)
+from tensorweave.distributed.tcp.framing import (FETCH_BULK, HEADER, INDEX, OK, TICKET,
+                                                 recv_exact, recv_into, status_error, tune)
 
 
 class TcpClient:
@@ -256,11 +77,11 @@ class TcpClient:
         """Receives payload `ticket` from `endpoint` into `out` (a writable byte view)."""
         conn = self.acquire(endpoint)
         try:
-            conn.sendall(HEADER.pack(8, FETCH_BULK) + _TICKET.pack(ticket))
+            conn.sendall(HEADER.pack(8, FETCH_BULK) + TICKET.pack(ticket))
             length, status = HEADER.unpack(recv_exact(conn, HEADER.size))
-            if status != _OK:
+            if status != OK:
                 self.release(endpoint, conn)
-                raise _status_error(status, "", f"{endpoint[0]}:{endpoint[1]}")
+                raise status_error(status, "", f"{endpoint[0]}:{endpoint[1]}")
             if length != len(out):
                 raise ConnectionError(f"payload of {length} bytes, expected {len(out)}")
             recv_into(conn, out)
@@ -361,8 +182,8 @@ class StreamCall(interfaces.Call):
             return
         self._conn = None
         self._client.release(self._endpoint, conn)
-        if status != _OK:
-            self._future.set_error(_status_error(status, body.decode(errors="replace"),
+        if status != OK:
+            self._future.set_error(status_error(status, body.decode(errors="replace"),
                                                  self._peer))
             return
         try:
@@ -420,13 +241,13 @@ class _PartsCall:
             length, status = HEADER.unpack(recv_exact(conn, HEADER.size))
             body = recv_exact(conn, length)
             conn.settimeout(None)
-            (index,) = _INDEX.unpack_from(body)
+            (index,) = INDEX.unpack_from(body)
         except (OSError, ConnectionError) as exc:
             self._fail(errors.UnavailableError(None, None, f"{self._peer}: {exc}"))
             return False
-        payload = bytes(body[_INDEX.size:])
+        payload = bytes(body[INDEX.size:])
         if index == 0xFFFFFFFF:  # the whole request failed
-            self._fail(_status_error(status, payload.decode(errors="replace"), self._peer))
+            self._fail(status_error(status, payload.decode(errors="replace"), self._peer))
             return False
         if index < len(self.parts):
             self._deliver(self.parts[index], status, payload)
@@ -440,8 +261,8 @@ class _PartsCall:
     def _deliver(self, part, status, payload):
         if part.done():
             return  # cancelled meanwhile
-        if status != _OK:
-            part.set_error(_status_error(status, payload.decode(errors="replace"), self._peer))
+        if status != OK:
+            part.set_error(status_error(status, payload.decode(errors="replace"), self._peer))
             return
         try:
             parsed = self._parse(payload)
