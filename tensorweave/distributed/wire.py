@@ -23,6 +23,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes
 from tensorweave.framework import errors
+from tensorweave.distributed import buffers
 from tensorweave.distributed.protos import tensor_wire_pb2
 
 RAW = tensor_wire_pb2.RAW
@@ -100,7 +101,8 @@ def encode(value, encoding=RAW):
 
 
 def _encode_float(array, encoding, header):
-    largest = float(np.max(np.abs(array)))
+    # Two reductions rather than max(abs(x)): no temporary as large as the tensor.
+    largest = max(float(array.max()), -float(array.min()))
     if not np.isfinite(largest):
         return None
     if encoding == FLOAT16:
@@ -108,7 +110,9 @@ def _encode_float(array, encoding, header):
             return None
         header.encoding = FLOAT16
         header.max_abs_error = largest * 2.0 ** -11 + _FLOAT16_HALF_SUBNORMAL
-        return np.ascontiguousarray(array, dtype=_WIRE_DTYPE[FLOAT16])
+        out = buffers.POOL.empty(array.shape, _WIRE_DTYPE[FLOAT16])
+        np.copyto(out, array, casting="unsafe")
+        return out
     if encoding == INT8_SCALED:
         scale = largest / 127.0 if largest > 0 else 1.0
         header.encoding = INT8_SCALED
@@ -116,8 +120,12 @@ def _encode_float(array, encoding, header):
         # scale / 2 from rounding to an integer, plus the float rounding of x / scale and of
         # q * scale (a few ulps of the largest value).
         header.max_abs_error = scale / 2 + largest * 2.0 ** -21 if largest > 0 else 0.0
-        scaled = np.multiply(array, array.dtype.type(1.0 / scale))
-        return np.rint(scaled, out=scaled).astype(np.int8)
+        scaled = buffers.POOL.empty(array.shape, array.dtype)
+        np.multiply(array, array.dtype.type(1.0 / scale), out=scaled)
+        np.rint(scaled, out=scaled)
+        out = buffers.POOL.empty(array.shape, _WIRE_DTYPE[INT8_SCALED])
+        np.copyto(out, scaled, casting="unsafe")
+        return out
     raise ValueError(f"Unknown wire encoding {encoding!r}")
 
 
@@ -164,9 +172,13 @@ def decode(header, data):
                                           "header's dtype and shape")
     data = data.reshape(shape)
     if header.encoding == FLOAT16:
-        return data.astype(dtype)
+        out = buffers.POOL.empty(shape, dtype)
+        np.copyto(out, data)
+        return out
     if header.encoding == INT8_SCALED:
-        return np.multiply(data, dtype.type(header.scale), dtype=dtype)
+        out = buffers.POOL.empty(shape, dtype)
+        np.multiply(data, dtype.type(header.scale), out=out)
+        return out
     if data.dtype != dtype:  # a big-endian host
         data = data.astype(dtype)
     return data

@@ -13,10 +13,7 @@ bytes through the first plane both sides can use, into a buffer it allocated for
           user space on either side (../tcp/);
   "grpc"  the holder's FetchBulk stream of chunks, always available (the gRPC adapter).
 
-Received payloads land in buffers recycled through a pool (ReceiveBuffers): a fresh 64 MB
-buffer costs ~16k page faults, measured at ~200 ms on the 2-core VM, ten times the transfer
-itself; a recycled one costs nothing. A buffer returns to the pool when the last array viewing
-it is garbage collected, so a fetched value the user keeps is never overwritten.
+Payloads received by TCP or gRPC land in recycled buffers (buffers.py).
 
 The reader states which planes it accepts (ReaderInfo: a session may restrict them with
 RPCOptions.data_planes, and tests force each one); the holder picks the first of them it can
@@ -29,11 +26,9 @@ import socket
 import threading
 import time
 import uuid
-import weakref
-
-import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.distributed import buffers
 from tensorweave.distributed import wire
 from tensorweave.distributed.data_plane import shared_memory
 from tensorweave.distributed.tcp import client as tcp_client
@@ -59,40 +54,6 @@ def host_id():
 HOST_ID = host_id()
 READER_ID = f"{HOST_ID}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
 _tickets = itertools.count(random.getrandbits(40) << 20)
-
-
-class ReceiveBuffers:
-    """Byte buffers for received payloads, reused once the arrays viewing them are gone."""
-
-    GRANULE = 1 << 20
-
-    def __init__(self, max_pooled_bytes=1 << 30):
-        self._free = {}
-        self._pooled = 0
-        self._max = max_pooled_bytes
-        self._lock = threading.Lock()
-
-    def acquire(self, nbytes):
-        """A writable uint8 array of `nbytes` bytes."""
-        if nbytes < self.GRANULE:
-            return np.empty(nbytes, np.uint8)
-        capacity = -(-nbytes // self.GRANULE) * self.GRANULE
-        with self._lock:
-            free = self._free.get(capacity)
-            raw = free.pop() if free else None
-            if raw is not None:
-                self._pooled -= capacity
-        if raw is None:
-            raw = np.empty(capacity, np.uint8)
-        view = raw[:nbytes]
-        weakref.finalize(view, self._release, raw)
-        return view
-
-    def _release(self, raw):
-        with self._lock:
-            if self._pooled + raw.nbytes <= self._max:
-                self._free.setdefault(raw.nbytes, []).append(raw)
-                self._pooled += raw.nbytes
 
 
 class BulkStore:
@@ -171,7 +132,7 @@ class BulkReader:
 
     def __init__(self, fetch_rpc=None):
         self.fetch_rpc = fetch_rpc
-        self.buffers = ReceiveBuffers()
+        self.buffers = buffers.POOL
         self.segments = shared_memory.SegmentCache()
 
     def unpack(self, wire_tensor, local_store=None):
