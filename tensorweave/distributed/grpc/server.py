@@ -20,6 +20,7 @@ import threading
 import grpc
 
 from tensorweave.framework import errors
+from tensorweave.runtime import allocator
 from tensorweave.runtime import config as runtime_config
 from tensorweave.runtime import devices as devices_lib
 from tensorweave.distributed import cluster_spec as cluster_lib
@@ -57,6 +58,9 @@ class Server:
         address = cluster.task_address(job, index)
         host, port = _split_address(address)
         shared_memory.remove_orphans()
+        # A task's kernels run here with or without a session in this process (a ps has none):
+        # keep freed memory for reuse, as the first Session does (runtime/allocator.py).
+        allocator.keep_freed_memory()
         self._grpc = grpc.server(
             concurrent.futures.ThreadPoolExecutor(_MAX_HANDLER_THREADS, "tensorweave server"),
             options=channels.SERVER_OPTIONS)
