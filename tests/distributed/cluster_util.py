@@ -62,6 +62,12 @@ class ServerProcesses:
                     break
         raise RuntimeError(f"server {key} did not start: {output.decode(errors='replace')}")
 
+    def restart(self, job, index, cpus=1):
+        """Starts a killed task again at the same address (a new process, new ports for its
+        data plane, empty state)."""
+        self.processes[(job, index)] = process = self._start(job, index, cpus)
+        self._wait_ready((job, index), process)
+
     def address(self, job, index):
         return self.cluster[job][index]
 

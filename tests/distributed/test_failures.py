@@ -141,3 +141,24 @@ def test_a_port_in_use_is_an_error_not_a_shared_port():
             tf.train.Server({"ps": [f"127.0.0.1:{port}"]}, "ps", 0)
     finally:
         taken.close()
+
+
+def test_a_restarted_task_is_reached_again_on_its_new_ports():
+    with ServerProcesses({"ps": 1, "worker": 1}) as servers:
+        tf.reset_default_graph()
+        with tf.device("/job:ps/task:0"):
+            weights = tf.Variable(tf.ones([1 << 18]), name="weights")  # 1 MB: the data plane
+        with tf.device("/job:worker/task:0"):
+            total = tf.reduce_sum(weights)
+        target = servers.target("worker", 0)
+        with tf.Session(target) as sess:
+            sess.run(weights.initializer)
+            assert sess.run(total) == 1 << 18
+            servers.kill("ps", 0)
+            servers.restart("ps", 0)
+            with pytest.raises((tf.errors.AbortedError, tf.errors.UnavailableError)):
+                sess.run(total)  # the new ps has none of the old registered graphs
+        for _ in range(2):  # a new session, as MonitoredTrainingSession makes
+            with tf.Session(target) as sess:
+                sess.run(weights.initializer)
+                assert sess.run(total) == 1 << 18

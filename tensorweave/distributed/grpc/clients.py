@@ -187,6 +187,15 @@ class _Peer:
             with self._lock:
                 self._asked = False  # ask again next time
 
+    def forget_status(self):
+        """The peer's endpoints may have changed (it restarted): learn them again."""
+        with self._lock:
+            self.status = None
+            self.fast = None
+            self.shm_ok = False
+            self._readers = {}
+            self._asked = False
+
     def set_status(self, status):
         self.shm_ok = (status.host_id == data_plane.HOST_ID and
                        shared_memory.can_see(status.shm_probe_path, status.shm_probe_token))
@@ -260,7 +269,10 @@ class GrpcWorker(interfaces.WorkerInterface):
         peer = f"{self.task_name} at {self.peer.address}"
         fast = self.peer.fast
         if fast is not None:
-            return fast.run_graph_async(request, timeout, finish, needs_pool, _COMPLETIONS)
+            try:
+                return fast.run_graph_async(request, timeout, finish, needs_pool, _COMPLETIONS)
+            except tcp_client.ConnectFailed:
+                self.peer.forget_status()  # restarted elsewhere? gRPC now, TCP once re-learned
         future = self.stub.RunGraph.future(request, timeout=timeout)
         return _Call(future, finish, peer, needs_pool)
 
@@ -275,7 +287,11 @@ class GrpcWorker(interfaces.WorkerInterface):
 
         fast = self.peer.fast
         if fast is not None:
-            return fast.recv_tensor_async(request, timeout, finish, needs_pool, _COMPLETIONS)
+            try:
+                return fast.recv_tensor_async(request, timeout, finish, needs_pool,
+                                              _COMPLETIONS)
+            except tcp_client.ConnectFailed:
+                self.peer.forget_status()
         future = self.stub.RecvTensor.future(request, timeout=timeout)
         return _Call(future, finish, f"{self.task_name} at {self.peer.address}", needs_pool)
 
@@ -286,8 +302,12 @@ class GrpcWorker(interfaces.WorkerInterface):
         reader = self.peer.reader(requests[0].reader.planes)
         for request in requests:
             request.reader.CopyFrom(reader)
-        return fast.recv_tensors_async(requests, timeout, _unpack_response,
-                                       _response_has_bulk, _COMPLETIONS)
+        try:
+            return fast.recv_tensors_async(requests, timeout, _unpack_response,
+                                           _response_has_bulk, _COMPLETIONS)
+        except tcp_client.ConnectFailed:
+            self.peer.forget_status()
+            return [self.recv_tensor_async(request, timeout) for request in requests]
 
     def cleanup_graph(self, request, timeout=None):
         return self._call(self.stub.CleanupGraph, request, timeout)

@@ -7,6 +7,7 @@ for a Python gRPC unary call); a call with completion callbacks is watched by on
 thread per process. Lost peers are detected by the connection failing (at once for a killed
 process) or by TCP keepalive (a few seconds for a vanished host).
 """
+import select
 import selectors
 import socket
 import threading
@@ -18,6 +19,11 @@ from tensorweave.distributed.tcp.framing import (FETCH_BULK, HEADER, INDEX, OK, 
                                                  recv_exact, recv_into, status_error, tune)
 
 
+class ConnectFailed(errors.UnavailableError):
+    """No connection could be made: nothing of the call reached the peer (a caller may retry
+    it another way; the peer may have restarted on another port)."""
+
+
 class TcpClient:
     """Connections of this process to every endpoint it calls, pooled."""
 
@@ -27,15 +33,23 @@ class TcpClient:
         self._poller = None
 
     def acquire(self, endpoint):
-        with self._lock:
-            idle = self._idle.get(endpoint)
-            if idle:
-                return idle.pop()
+        while True:
+            with self._lock:
+                idle = self._idle.get(endpoint)
+                conn = idle.pop() if idle else None
+            if conn is None:
+                break
+            # An idle connection has nothing to read unless its peer closed it (the peer's
+            # process ended): drop such connections rather than fail a call on them.
+            readable, _, _ = select.select([conn], [], [], 0)
+            if not readable:
+                return conn
+            conn.close()
         try:
             conn = socket.create_connection(endpoint, timeout=10.0)
         except OSError as exc:
-            raise errors.UnavailableError(None, None, f"Cannot connect to {endpoint[0]}:"
-                                          f"{endpoint[1]}: {exc}") from None
+            raise ConnectFailed(None, None, f"Cannot connect to {endpoint[0]}:"
+                                f"{endpoint[1]}: {exc}") from None
         conn.settimeout(None)
         tune(conn)
         return conn
