@@ -102,3 +102,32 @@ def test_server_command_reads_tf_config(tmp_path):
         if process.poll() is None:
             process.kill()
         process.stdout.close()
+
+
+def test_ctrl_c_stops_every_task():
+    import signal
+    import time
+    script = "import os, time\nprint('started', os.getpid(), flush=True)\ntime.sleep(120)\n"
+    env = dict(os.environ, PYTHONPATH=REPO)
+    env.pop("TF_CONFIG", None)
+    process = subprocess.Popen([sys.executable, "-m", "tensorweave.cli.main", "launch", "--ps",
+                                "1", "--workers", "1", "--", sys.executable, "-c", script],
+                               stdout=subprocess.PIPE, text=True, env=env, cwd=REPO,
+                               start_new_session=True)
+    try:
+        pids = []
+        deadline = time.monotonic() + 60
+        while len(pids) < 2 and time.monotonic() < deadline:
+            line = process.stdout.readline()
+            if "started" in line:
+                pids.append(int(line.split()[-1]))
+        process.send_signal(signal.SIGINT)
+        assert process.wait(30) == 130
+        assert "interrupted: stopping every task" in process.stdout.read()
+        for pid in pids:  # every task is gone with the launcher
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.stdout.close()
