@@ -115,7 +115,9 @@ def main(_):
     with tf.train.MonitoredTrainingSession(
             master=server.target, is_chief=is_chief, checkpoint_dir=FLAGS.train_dir,
             save_checkpoint_steps=FLAGS.save_steps if FLAGS.train_dir else None,
-            hooks=hooks, log_step_count_steps=0) as sess:
+            hooks=hooks, log_step_count_steps=0,
+            # A step that waits a minute is stuck: fail loudly rather than hang.
+            config=tf.ConfigProto(operation_timeout_in_ms=60000)) as sess:
         while not sess.should_stop():
             if straggler:
                 time.sleep(straggler)

@@ -304,13 +304,26 @@ class _ChiefSyncRunner:
     def _run(self, sess, coord):
         try:
             self._loop(sess, coord)
-        except (errors.CancelledError, errors.OutOfRangeError):
-            return  # the session or the queues were closed: a normal end
-        except RuntimeError as exc:
-            if "closed Session" not in str(exc):
-                _report(coord, exc)
+        except errors.OutOfRangeError:
+            return  # the chief's end closed the queues
+        except (errors.CancelledError, RuntimeError) as exc:
+            if _stopping(coord) or "closed Session" in str(exc):
+                return  # the session is being closed: a normal end
+            self._fail(sess, coord, exc)
         except Exception as exc:  # noqa: BLE001 - reported to the coordinator
-            _report(coord, exc)
+            self._fail(sess, coord, exc)
+
+    def _fail(self, sess, coord, exc):
+        """Without this loop no step ends: say why, and unless a task is gone (the session
+        recovers then) close the token queue so that no worker waits for ever; the chief's
+        session raises `exc` when it closes."""
+        logging.error("SyncReplicas: the chief's loop failed: %s: %s", type(exc).__name__, exc)
+        if not isinstance(exc, (errors.AbortedError, errors.UnavailableError)):
+            try:
+                sess.run(self._opt._close_tokens)
+            except Exception:  # noqa: BLE001 - the error being reported matters more
+                pass
+        _report(coord, exc)
 
     def _loop(self, sess, coord):
         opt = self._opt
@@ -327,7 +340,9 @@ class _ChiefSyncRunner:
             if fresh < required:
                 try:
                     entry = int(sess.run(opt._dequeue_submission, options=poll))
-                except errors.DeadlineExceededError:
+                except (errors.DeadlineExceededError, errors.CancelledError):
+                    # The poll's deadline (a remote step may report it as the cancellation
+                    # of its blocked dequeue); a stop request ends the loop above.
                     continue
                 if entry == _LEAVE:
                     required = opt._required(int(sess.run(opt._read_active)))
@@ -355,6 +370,10 @@ class _ChiefSyncRunner:
                              "(%d in the last %d steps)", step, dropped,
                              dropped - dropped_at_last_log, opt._log_every_n_steps)
                 dropped_at_last_log = dropped
+
+
+def _stopping(coord):
+    return coord is not None and coord.should_stop()
 
 
 def _report(coord, exc):

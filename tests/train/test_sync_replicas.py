@@ -13,6 +13,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.cli.launch import free_ports
+from tensorweave.train import sync_replicas_optimizer
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -138,7 +139,7 @@ def test_each_step_averages_one_gradient_per_worker(cluster):
 
 
 def test_backup_worker_keeps_a_straggler_from_holding_the_step(cluster):
-    steps, delay = 150, 0.05
+    steps, delay = 150, 0.1
     start = time.monotonic()
     cluster = cluster(3)
     results = _run_workers(lambda i: _regression_worker(
@@ -198,3 +199,22 @@ def test_misuse_is_reported():
     with pytest.raises(ValueError, match="Too few tokens"):
         few.get_init_tokens_op(num_tokens=1)
     assert few.compute_gradients(w * 2.0)[0][1] is w
+
+
+def test_a_failing_chief_loop_is_reported_instead_of_hanging_the_workers(cluster, monkeypatch):
+    def broken(self, sess, coord):
+        raise tf.errors.InternalError(None, None, "the chief's loop broke (simulated)")
+
+    monkeypatch.setattr(sync_replicas_optimizer._ChiefSyncRunner, "_loop", broken)
+    cluster = cluster(2)
+    outcomes = {}
+
+    def worker(index):
+        try:
+            outcomes[index] = _regression_worker(cluster, index, 2, 2, 50)[0]
+        except tf.errors.InternalError as exc:
+            outcomes[index] = exc
+
+    _run_workers(worker, 2)
+    assert isinstance(outcomes[0], tf.errors.InternalError)  # the chief says why
+    assert outcomes[1] <= 1  # the other worker ended instead of waiting for ever
