@@ -68,8 +68,41 @@ class RunOptions(_Options):
                "debug_options": None, "experimental": None}
 
 
+class _Record(dict):
+    """A step-stats record read as a dict or, as TF's StepStats protos, by attribute."""
+
+    _ALIASES = {"node_name": "op", "timeline_label": "type"}
+
+    def __getattr__(self, name):
+        try:
+            return self[self._ALIASES.get(name, name)]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+class NodeExecStats(_Record):
+    """One op of a traced step: op, type, device, start_s, duration_s, output_bytes; also
+    TF's node_name, all_start_micros, op_start_rel_micros, op_end_rel_micros and
+    all_end_rel_micros."""
+
+    @property
+    def all_start_micros(self):
+        return int(self["start_s"] * 1e6)
+
+    @property
+    def op_start_rel_micros(self):
+        return 0
+
+    @property
+    def op_end_rel_micros(self):
+        return int(self["duration_s"] * 1e6)
+
+    all_end_rel_micros = op_end_rel_micros
+
+
 class StepStats:
-    """Per-op timing of one traced step: `dev_stats` lists {device, node_stats}."""
+    """Per-op timing of one traced step: `dev_stats` lists {device, node_stats} (entries also
+    read by attribute: `dev_stats[0].device`, `.node_stats[0].node_name`)."""
 
     def __init__(self):
         self.dev_stats = []
@@ -78,9 +111,9 @@ class StepStats:
         by_device = {}
         for record in records:
             by_device.setdefault(record["device"] or "/job:localhost/replica:0/task:0/device:CPU:0",
-                                 []).append(record)
+                                 []).append(NodeExecStats(record))
         for device, node_stats in by_device.items():
-            self.dev_stats.append({"device": device, "node_stats": node_stats})
+            self.dev_stats.append(_Record(device=device, node_stats=node_stats))
 
 
 class RunMetadata:

@@ -69,3 +69,13 @@ def test_timeline_packs_overlapping_ops_of_a_device_into_rows():
     rows = {e["name"]: e["tid"] for e in events if e["ph"] == "X"}
     assert rows == {"a": 0, "b": 1, "c": 0}
     assert {e["ts"] for e in events if e["ph"] == "X"} == {0.0, 100000.0, 600000.0}
+
+
+def test_step_stats_read_like_tensorflow_protos():
+    metadata = traced_two_device_step()
+    device_stats = metadata.step_stats.dev_stats[0]
+    node = device_stats.node_stats[0]
+    assert device_stats.device == device_stats["device"]
+    assert node.node_name == node["op"] and node.timeline_label == node["type"]
+    assert node.all_start_micros == int(node["start_s"] * 1e6)
+    assert node.op_end_rel_micros == node.all_end_rel_micros == int(node["duration_s"] * 1e6)
