@@ -291,8 +291,10 @@ class _ChiefSyncRunner:
     def __init__(self, opt):
         self._opt = opt
         self.name = "sync_replicas_chief"
+        self.ending = threading.Event()  # set by the hook's end, before it closes the queue
 
     def create_threads(self, sess, coord=None, daemon=False, start=False):
+        self.ending.clear()  # a new session (a recovery, or another MonitoredSession)
         thread = threading.Thread(target=self._run, args=(sess, coord), daemon=daemon,
                                   name="SyncReplicas chief")
         if coord is not None:
@@ -307,8 +309,8 @@ class _ChiefSyncRunner:
         except errors.OutOfRangeError:
             return  # the chief's end closed the queues
         except (errors.CancelledError, RuntimeError) as exc:
-            if _stopping(coord) or "closed Session" in str(exc):
-                return  # the session is being closed: a normal end
+            if self.ending.is_set() or _stopping(coord) or "closed Session" in str(exc):
+                return  # the session or the token queue is being closed: a normal end
             self._fail(sess, coord, exc)
         except Exception as exc:  # noqa: BLE001 - reported to the coordinator
             self._fail(sess, coord, exc)
@@ -336,7 +338,7 @@ class _ChiefSyncRunner:
         required = opt._required(int(sess.run(opt._read_active)))
         included_later = {}  # step -> gradients it included whose submission is still unread
         dropped_at_last_log = dropped
-        while coord is None or not coord.should_stop():
+        while not self.ending.is_set() and (coord is None or not coord.should_stop()):
             if fresh < required:
                 try:
                     entry = int(sess.run(opt._dequeue_submission, options=poll))
@@ -427,6 +429,8 @@ class _SyncReplicasOptimizerHook(SessionRunHook):
 
     def end(self, session):
         opt = self._sync_optimizer
+        if self._runner is not None:
+            self._runner.ending.set()
         try:
             session.run(opt._close_tokens if self._is_chief else opt._leave_op)
         except errors.OpError as exc:  # the ps may be gone already: nothing left to tell
