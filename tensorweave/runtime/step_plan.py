@@ -118,15 +118,16 @@ class StepPlan:
             return self._collect(values_by_plan, feed_values)
         token = CancellationToken()
         unregister = register_step(token) if register_step is not None else None
+        step = scheduler.ParallelStep(self.plans, runtime_factory(), token, next_step_id(),
+                                      step_stats)
         try:
-            step = scheduler.ParallelStep(self.plans, runtime_factory(), token, next_step_id(),
-                                          step_stats)
             step.start(feed_values)
             step.wait(timeout)
+            return self._collect([run.values for run in step.runs], feed_values)
         finally:
+            step.release()
             if unregister is not None:
                 unregister()
-        return self._collect([run.values for run in step.runs], feed_values)
 
     def _collect(self, values_by_plan, feed_values):
         out = []
