@@ -82,6 +82,7 @@ def _lane_loop(work):
         run, node = item
         while node is not None:
             node = run.execute(node, True)
+        item = run = None  # hold nothing of a finished step while waiting for the next
 
 
 class BlockingPool:
@@ -113,6 +114,7 @@ class BlockingPool:
             try:
                 run.execute(node, False)
             finally:
+                item = run = node = None
                 with self._lock:
                     self._idle += 1
 

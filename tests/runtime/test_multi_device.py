@@ -191,3 +191,25 @@ def test_a_control_dependency_on_a_variable_on_another_device():
     with tf.Session(config=tf.ConfigProto(**TWO_CPUS)) as sess:
         sess.run(counter.initializer)
         assert sess.run(after) == 6.0
+
+
+def test_a_parallel_step_frees_its_buffers_when_it_ends():
+    """Not at the next garbage collection: meanwhile later steps would fault fresh memory."""
+    import gc
+    from tensorweave.runtime import scheduler
+    with tf.device("/cpu:0"):
+        doubled = tf.ones([256, 256]) * 2.0
+    with tf.device("/cpu:1"):
+        total = tf.reduce_sum(doubled)
+    with tf.Session(config=tf.ConfigProto(**TWO_CPUS)) as sess:
+        sess.run(total)
+        gc.collect()
+        gc.disable()
+        try:
+            for _ in range(3):
+                assert sess.run(total) == 2.0 * 256 * 256
+            alive = [o for o in gc.get_objects()
+                     if isinstance(o, (scheduler.ParallelStep, scheduler._PartitionRun))]
+        finally:
+            gc.enable()
+    assert alive == []
