@@ -131,6 +131,8 @@ def test_error_codes_match_tensorflow():
 def test_tensor_operators_are_installed():
     for name in tf.Tensor._OVERLOADABLE:
         assert getattr(tf.Tensor, name, None) is not None, name
+
+
 QUEUES_AND_RUNTIME = {
     "": "FIFOQueue PaddingFIFOQueue RandomShuffleQueue QueueBase ConditionalAccumulator "
         "ConditionalAccumulatorBase",

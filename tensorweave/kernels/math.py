@@ -1,5 +1,9 @@
 """Kernels of the math ops. Each keeps its input dtype (NEP 50: a NumPy float64 scalar times a
-float32 array is float64, so no Python/NumPy float64 scalar may enter a float32 computation)."""
+float32 array is float64, so no Python/NumPy float64 scalar may enter a float32 computation).
+
+Floating-point errors (x / 0, log(0), overflow) give inf/nan quietly as in TF: the executor runs
+every kernel under one `np.errstate(all="ignore")` per step (runtime/executor.py), so kernels
+here do not pay for their own."""
 import numpy as np
 
 from tensorweave.framework import errors
@@ -14,8 +18,7 @@ UNARY = {
 
 def _unary_kernel(fn):
     def compute(x):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return fn(x)
+        return fn(x)
     return compute
 
 
@@ -25,14 +28,12 @@ for _name, _fn in UNARY.items():
 
 @register_kernel("Rsqrt")
 def rsqrt(x):
-    with np.errstate(divide="ignore"):
-        return np.reciprocal(np.sqrt(x))
+    return np.reciprocal(np.sqrt(x))
 
 
 @register_kernel("Reciprocal")
 def reciprocal(x):
-    with np.errstate(divide="ignore"):
-        return np.reciprocal(x)
+    return np.reciprocal(x)
 
 
 @register_kernel("Sigmoid")
@@ -80,8 +81,7 @@ BINARY = {
 
 def _binary_kernel(fn):
     def compute(x, y):
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return fn(x, y)
+        return fn(x, y)
     return compute
 
 
@@ -101,8 +101,7 @@ def select_v2(condition, t, e):
 
 @register_kernel("Cast")
 def cast(x, *, DstT, Truncate):  # noqa: N803 - attr names are the op's
-    with np.errstate(invalid="ignore", over="ignore"):
-        return np.asarray(x).astype(DstT.np_dtype)
+    return np.asarray(x).astype(DstT.np_dtype)
 
 
 @register_kernel("AddN")

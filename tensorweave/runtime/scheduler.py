@@ -18,6 +18,8 @@ import queue
 import threading
 import time
 
+import numpy as np
+
 from tensorweave.framework import errors
 from tensorweave.runtime import executor
 from tensorweave.runtime import rendezvous as rendezvous_lib
@@ -75,6 +77,7 @@ class DeviceLanes:
 
 
 def _lane_loop(work):
+    np.seterr(all="ignore")  # this thread's kernels: quiet floating-point errors, as inline
     while True:
         item = work.get()
         if item is None:
@@ -106,6 +109,7 @@ class BlockingPool:
         self._queue.put((run, node))
 
     def _loop(self):
+        np.seterr(all="ignore")
         while True:
             item = self._queue.get()
             if item is None:
