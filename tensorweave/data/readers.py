@@ -8,7 +8,7 @@ from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework import tensor_util
 from tensorweave.data import structure
-from tensorweave.data import tfrecord
+from tensorweave.framework import tfrecord
 from tensorweave.data.dataset import Dataset
 from tensorweave.data.structure import TensorSpec
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.data import crc32c
+from tensorweave.framework import crc32c
 
 
 def test_crc32c_known_values_and_numpy_path_against_byte_loop():

@@ -6,6 +6,9 @@ A TFRecord file is a sequence of records, each
 optionally compressed as a whole with GZIP or ZLIB. Every checksum is verified on reading; a
 mismatch or a file cut short inside a record is a DataLossError naming the file, the record's
 offset and what failed.
+
+It lives in framework/ (L0) because two L4 siblings write TFRecords: data/ (TFRecordDataset,
+cache) and summary/ (TensorBoard event files).
 """
 import gzip
 import io
@@ -13,7 +16,7 @@ import struct
 import zlib
 
 from tensorweave.framework import errors
-from tensorweave.data.crc32c import masked_crc32c
+from tensorweave.framework.crc32c import masked_crc32c
 
 _LENGTH = struct.Struct("<Q")
 _CRC = struct.Struct("<I")
