@@ -119,6 +119,8 @@ class GraphRegistration:
                                                   f"fetch {key!r}")
             index, slot, copy = where
             value = feed_values[slot] if index is None else values_by_plan[index][slot]
+            if value is None:
+                executor.check_initialized_fetch(self.fetch_tensors[key], value)
             if copy and isinstance(value, np.ndarray):
                 value = value.copy()
             out[key] = value

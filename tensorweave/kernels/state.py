@@ -8,7 +8,9 @@ from tensorweave.kernels.registry import register_kernel
 
 @register_kernel("VariableV2", resource="variable")
 def variable_v2(cell, *, shape, dtype, container, shared_name):
-    return cell.read()
+    # The ref: ops taking it read the storage when they run (runtime/executor.py), not here, so
+    # this op does not fail on an uninitialized variable; a fetch of it does (step_plan.py).
+    return cell.value
 
 
 @register_kernel("Assign", resource="variable_ref")

@@ -130,7 +130,8 @@ class PartitionPlan:
                 node = bind_comm("_Send", transfer, [], [])
             else:
                 node = bind_comm("_Send", transfer, [slots[transfer.tensor]], [],
-                                 copy=_may_alias_variable(transfer.tensor, set(part.feeds)))
+                                 copy=_may_alias_variable(transfer.tensor, set(part.feeds)),
+                                 manager=resource_manager)
             # A skipped variable op (nothing reads its value here) has nothing to wait for.
             producer = node_of.get(transfer.producer)
             self._add(nodes, node, () if producer is None else (producer,))
@@ -226,11 +227,32 @@ def bind_op(op, input_slots, output_slots, manager):
         else:
             def compute(*args, **kw):
                 return raw(*bound, *args, **kw)
+    value_inputs = inputs[len(inputs) - len(input_slots):]
+    compute = _reading_refs_when_run(compute, value_inputs, manager, kernel.step_context)
     return Node(op, op.name, op.describe(), op.type, compute, list(input_slots), list(output_slots),
                 kwargs, kernel.execution, kernel.step_context)
 
 
-def bind_comm(op_type, transfer, input_slots, output_slots, copy=False):
+def _reading_refs_when_run(compute, value_inputs, manager, step_context):
+    """`compute` reading each input that is a variable's ref (a VariableV2 output) from the
+    variable's storage when it runs, as TF's ref edges do: an Assign ordered before the read by
+    a control dependency is seen even if the variable was uninitialized when its VariableV2 op
+    ran, and a read of an uninitialized variable fails in the op that reads it."""
+    refs = [(position + (1 if step_context else 0), resources.variable_cell(manager, t.op))
+            for position, t in enumerate(value_inputs) if t.op.type == "VariableV2"]
+    if not refs:
+        return compute
+    raw = compute
+
+    def compute(*args, **kw):
+        args = list(args)
+        for position, cell in refs:
+            args[position] = cell.read()
+        return raw(*args, **kw)
+    return compute
+
+
+def bind_comm(op_type, transfer, input_slots, output_slots, copy=False, manager=None):
     """A _Send or _Recv node for one side of a partition.Transfer."""
     kernel = kernel_registry.get_kernel(op_type)
     kwargs = {"tensor_name": transfer.tensor_name, "send_device": transfer.src,
@@ -248,6 +270,8 @@ def bind_comm(op_type, transfer, input_slots, output_slots, copy=False):
 
         def compute(step, value, **kw):
             return raw(step, np.array(value, copy=True), **kw)
+    if op_type == "_Send" and transfer.tensor is not None:  # read a ref before copying it
+        compute = _reading_refs_when_run(compute, [transfer.tensor], manager, True)
     label = (f"{op_type} of {transfer.tensor_name} from {transfer.src} to {transfer.dst} "
              f"(for {transfer.producer.describe()})")
     name = f"{op_type}/{transfer.tensor_name}->{transfer.dst}"
@@ -282,13 +306,21 @@ def op_error(node, exc):
     return error
 
 
+def check_initialized_fetch(tensor, value):
+    """A fetched VariableV2 output is the variable's storage: None means uninitialized."""
+    if value is None and tensor.op.type == "VariableV2":
+        raise errors.FailedPreconditionError(
+            None, tensor.op, f"Attempting to use uninitialized value {tensor.op.name}: run its "
+            "initializer first (e.g. sess.run(tf.global_variables_initializer())).")
+
+
 def fetched(value, copy):
     """What a fetch returns: NumPy scalars for 0-d values (as TF does), and a copy when the
     value may alias a variable that later steps update in place."""
     if isinstance(value, np.ndarray):
         if value.ndim == 0:
             return value[()]
-        if copy:
+        if copy or not value.flags.writeable:  # a constant's array is shared, read-only
             return value.copy()
     return value
 

@@ -88,6 +88,7 @@ class StepPlan:
         self.devices = [plan.device for plan in self.plans]
         fed = set(feed_tensors)
         self._fetches = []  # (plan index or None for a fed tensor, slot or tensor, copy)
+        self._variable_fetches = []  # (position, VariableV2 output): None if uninitialized
         for tensor in fetch_tensors:
             if tensor in fed:
                 self._fetches.append((None, tensor, False))
@@ -96,6 +97,8 @@ class StepPlan:
                 if tensor in plan.fetch_slots:
                     self._fetches.append((index, plan.fetch_slots[tensor],
                                           plan.copy_fetch[tensor]))
+                    if tensor.op.type == "VariableV2":
+                        self._variable_fetches.append((len(self._fetches) - 1, tensor))
                     break
 
     def run(self, feed_values, runtime_factory=None, timeout=None, step_stats=None,
@@ -136,6 +139,8 @@ class StepPlan:
                 out.append(executor.fetched(feed_values[where], False))
             else:
                 out.append(executor.fetched(values_by_plan[index][where], copy))
+        for position, tensor in self._variable_fetches:
+            executor.check_initialized_fetch(tensor, out[position])
         return out
 
     def partition_graph_defs(self, client_device):
