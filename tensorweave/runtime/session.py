@@ -30,13 +30,25 @@ LOCAL_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
 # How long close() waits for cancelled steps to release their threads before stopping them.
 _CLOSE_GRACE_SECONDS = 5.0
 
-# target prefix -> factory(target, graph, config) -> session implementation; filled by the
-# distributed layer for "grpc://" (the runtime layer cannot import it).
+# target prefix -> factory(target, graph, config) -> the session's remote half; filled by the
+# distributed layer for "grpc://" (the runtime layer cannot import it). A remote half builds
+# the plans (`build_plan(flat, feeds)`, whose `run` has StepPlan.run's signature), lists the
+# devices (`list_devices()`) and is closed with the session (`close()`).
 _TARGET_FACTORIES = {}
+# target prefix -> reset(target, containers, config): what `Session.reset` does there.
+_TARGET_RESETS = {}
 
 
-def register_session_target(prefix, factory):
+def register_session_target(prefix, factory, reset=None):
+    """Sessions whose target starts with `prefix` get their plans from `factory`'s object;
+    `reset`, when given, implements `Session.reset` for such targets."""
     _TARGET_FACTORIES[prefix] = factory
+    if reset is not None:
+        _TARGET_RESETS[prefix] = reset
+
+
+def _target_prefix(target):
+    return target.split("://", 1)[0] + "://" if "://" in target else None
 
 
 class BaseSession:
@@ -65,7 +77,7 @@ class BaseSession:
         self._blas_request = devices_lib.blas_thread_limits.request(
             devices_lib.blas_threads_for(self._config, len(self._devices)))
         if self._target not in ("", "local"):
-            prefix = self._target.split("://", 1)[0] + "://" if "://" in self._target else None
+            prefix = _target_prefix(self._target)
             if prefix not in _TARGET_FACTORIES:
                 raise errors.InvalidArgumentError(
                     None, None, f"Session target {self._target!r} is not supported: use '' for an "
@@ -88,8 +100,25 @@ class BaseSession:
         return self._target
 
     def list_devices(self):
-        """The session's devices, as DeviceAttributes(name, device_type, ...)."""
+        """The session's devices, as DeviceAttributes(name, device_type, ...): for a remote
+        target, those of the cluster's tasks the session may use."""
+        if self._remote is not None:
+            return self._remote.list_devices()
         return [device.attributes() for device in self._devices]
+
+    @staticmethod
+    def reset(target, containers=None, config=None):
+        """`tf.Session.reset(target, containers=None, config=None)`: clears the resource
+        containers (all when None) on every task of `target`'s cluster, for every client;
+        open sessions there fail their next step. Remote targets only."""
+        target = target.decode() if isinstance(target, bytes) else (target or "")
+        reset = _TARGET_RESETS.get(_target_prefix(target))
+        if reset is None:
+            raise errors.InvalidArgumentError(
+                None, None, f"Session.reset needs a remote target such as "
+                f"'grpc://host:port' (registered: {sorted(_TARGET_RESETS)}), got {target!r}; "
+                "an in-process session's resources go when it is closed.")
+        reset(target, containers, config)
 
     def assigned_device(self, element):
         """The full name of the device that runs `element` (an op, tensor or name): where the
@@ -216,7 +245,7 @@ class BaseSession:
 
     def _build_plan(self, flat, feeds):
         if self._remote is not None:
-            raise errors.UnimplementedError(None, None, "remote plans are built by the master")
+            return self._remote.build_plan(flat, feeds)
         fetch_tensors = [item for item in flat if isinstance(item, graph_lib.Tensor)]
         targets = [item for item in flat if isinstance(item, graph_lib.Operation)]
         for item in flat:
