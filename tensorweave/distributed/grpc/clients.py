@@ -150,12 +150,21 @@ def _unpack_response(response):
     return READER.unpack(response.tensor)
 
 
+def _slow_to_unpack(wire_tensor):
+    """True when resolving `wire_tensor` pulls its payload (TCP or gRPC) or converts it: a
+    raw tensor in shared memory is only viewed in place, cheaper than the thread hop (the
+    between-graph MLP's weights and gradients are such tensors every step)."""
+    if not wire_tensor.HasField("bulk"):
+        return False
+    return wire_tensor.bulk.plane != "shm" or wire_tensor.encoding != wire.RAW
+
+
 def _response_has_bulk(response):
-    return response.tensor.HasField("bulk")
+    return _slow_to_unpack(response.tensor)
 
 
 def _has_bulk(named_tensors):
-    return any(item.tensor.HasField("bulk") for item in named_tensors)
+    return any(_slow_to_unpack(item.tensor) for item in named_tensors)
 
 
 class _Peer:
@@ -283,7 +292,7 @@ class GrpcWorker(interfaces.WorkerInterface):
             return READER.unpack(response.tensor)
 
         def needs_pool(response):
-            return response.tensor.HasField("bulk")
+            return _slow_to_unpack(response.tensor)
 
         fast = self.peer.fast
         if fast is not None:

@@ -340,10 +340,11 @@ class _Poller:
                         pass
                     continue
                 call = key.data
+                if isinstance(call, _PartsCall):
+                    self._read_parts(watched, call, key.fileobj)
+                    continue
                 self._forget(watched, call, key.fileobj)
-                if call._read() and call._conn is not None:
-                    self._selector.register(call._conn, selectors.EVENT_READ, call)
-                    watched[call._conn] = call
+                call._read()
             # A finished call must not stay referenced from this frame while the poller
             # sleeps: its answer may be a shared-memory view that goes back to its holder
             # only when freed.
@@ -365,6 +366,17 @@ class _Poller:
                     self._forget(watched, call, conn)
                     call._expired()
             call = conn = None
+
+    def _read_parts(self, watched, call, conn):
+        """Reads every part of `call` that has arrived; the connection stays registered
+        until the last part (a step's tensors come as parts: one epoll round per batch of
+        them, not one unregister/register per tensor). Only this thread touches the
+        selector, so a connection released to the pool by the last part is unregistered
+        here before anyone can register it again."""
+        while call._read() and select.select([conn], [], [], 0)[0]:
+            pass
+        if call.done():
+            self._forget(watched, call, conn)
 
     def _forget(self, watched, call, conn):
         watched.pop(conn, None)
