@@ -115,3 +115,6 @@ def disable_eager_execution():
 
 def executing_eagerly():
     return False
+
+
+from tensorweave import test  # noqa: E402,F401 - tf.test, last: it uses the whole package

@@ -16,6 +16,7 @@ Only the public graph/session API is used, so what passes here passes for users.
 import numpy as np
 
 import tensorweave as tf
+from tensorweave.test import compute_gradient, compute_gradient_error  # noqa: F401 - re-exported
 
 # dtype name -> (finite-difference step, atol, rtol). float64 leaves room for rounding in the
 # difference quotient (~eps/delta) and its truncation error (~delta^2); the float32/float16 rows
@@ -33,115 +34,6 @@ def default_tolerance(dtype):
     if name not in TOLERANCES:
         raise ValueError(f"gradient checks need a floating-point dtype, got {name}")
     return TOLERANCES[name]
-
-
-# --- tf.test.compute_gradient -------------------------------------------------------------------
-def compute_gradient(x, x_shape, y, y_shape, x_init_value=None, delta=1e-3,
-                     extra_feed_dict=None):
-    """(theoretical, numerical) Jacobians of y with respect to x, each of shape [x size, y size].
-
-    `x` may be a list of tensors (with `x_shape` and `x_init_value` lists to match); the result
-    is then a list of (theoretical, numerical) pairs. Values of x are fed, so x may be any tensor
-    (a placeholder, a constant, an intermediate). Runs in the default session if it owns y's
-    graph, otherwise in a temporary session.
-    """
-    xs = list(x) if isinstance(x, (list, tuple)) else [x]
-    shapes = list(x_shape) if isinstance(x, (list, tuple)) else [x_shape]
-    if len(shapes) != len(xs):
-        raise ValueError(f"compute_gradient: {len(xs)} tensors in x but {len(shapes)} shapes")
-    if x_init_value is None:
-        inits = [None] * len(xs)
-    else:
-        inits = list(x_init_value) if isinstance(x, (list, tuple)) else [x_init_value]
-    xs = [tf.convert_to_tensor(t) for t in xs]
-    y = tf.convert_to_tensor(y)
-    if not y.dtype.is_floating:
-        raise TypeError(f"compute_gradient: y ({y.name}) must be floating point, got "
-                        f"{y.dtype.name}")
-    rng = np.random.default_rng(0)
-    values = []
-    for tensor, shape, init in zip(xs, shapes, inits):
-        if not tensor.dtype.is_floating:
-            raise TypeError(f"compute_gradient: x {tensor.name} must be floating point, got "
-                            f"{tensor.dtype.name}")
-        if init is None:
-            init = rng.random(tuple(shape))
-        init = np.asarray(init).astype(tensor.dtype.np_dtype)
-        if init.shape != tuple(shape):
-            raise ValueError(f"compute_gradient: x_init_value for {tensor.name} has shape "
-                             f"{init.shape}, expected {tuple(shape)}")
-        values.append(init)
-    y_shape = tuple(y_shape)
-    with _session_for(y.graph) as session:
-        with y.graph.as_default():
-            dy = tf.placeholder(y.dtype, y_shape, name="compute_gradient_dy")
-            grads = tf.gradients(y, xs, grad_ys=dy)
-        feeds = dict(extra_feed_dict or {})
-        feeds.update(zip(xs, values))
-        y_size = int(np.prod(y_shape, dtype=np.int64))
-        theoretical = [np.zeros((v.size, y_size)) for v in values]
-        for col in range(y_size):
-            one_hot = np.zeros(y_size, dtype=y.dtype.np_dtype)
-            one_hot[col] = 1
-            fetch = [g for g in grads if g is not None]
-            got = iter(session.run(fetch, {**feeds, dy: one_hot.reshape(y_shape)}))
-            for i, grad in enumerate(grads):
-                if grad is not None:
-                    theoretical[i][:, col] = _dense(next(got), values[i].shape).reshape(-1)
-        numerical = []
-        for i, (tensor, value) in enumerate(zip(xs, values)):
-            jacobian = np.zeros((value.size, y_size))
-            for row in range(value.size):
-                plus, minus = value.copy(), value.copy()
-                plus.flat[row] += delta
-                minus.flat[row] -= delta
-                y_plus = session.run(y, {**feeds, tensor: plus}).astype(np.float64)
-                y_minus = session.run(y, {**feeds, tensor: minus}).astype(np.float64)
-                jacobian[row] = (y_plus - y_minus).reshape(-1) / (2 * delta)
-            numerical.append(jacobian)
-    pairs = list(zip(theoretical, numerical))
-    return pairs if isinstance(x, (list, tuple)) else pairs[0]
-
-
-def compute_gradient_error(x, x_shape, y, y_shape, x_init_value=None, delta=1e-3,
-                           extra_feed_dict=None):
-    """The largest absolute difference between the theoretical and numerical Jacobians."""
-    result = compute_gradient(x, x_shape, y, y_shape, x_init_value, delta, extra_feed_dict)
-    pairs = result if isinstance(result, list) else [result]
-    error = 0.0
-    for theoretical, numerical in pairs:
-        if theoretical.size:
-            error = max(error, float(np.max(np.abs(theoretical - numerical))))
-    return error
-
-
-class _session_for:  # noqa: N801 - used as a context manager, reads as a function
-    """The default session when it runs `graph`; otherwise a temporary one, closed on exit."""
-
-    def __init__(self, graph):
-        self._graph = graph
-        self._owned = None
-
-    def __enter__(self):
-        session = tf.get_default_session()
-        if session is not None and session.graph is self._graph:
-            return session
-        self._owned = tf.Session(graph=self._graph)
-        return self._owned
-
-    def __exit__(self, *exc):
-        if self._owned is not None:
-            self._owned.close()
-        return False
-
-
-def _dense(value, shape):
-    """A fetched gradient as a dense array (IndexedSlices values are summed into their rows)."""
-    if hasattr(value, "indices") and hasattr(value, "values"):
-        dense = np.zeros(shape, dtype=np.float64)
-        np.add.at(dense, np.asarray(value.indices), np.asarray(value.values))
-        return dense
-    return np.asarray(value, dtype=np.float64)
 
 
 # --- check_gradients: the op tests' checker -----------------------------------------------------
