@@ -234,15 +234,19 @@ class StepPlan:
             cancel_id = cancellation.add_callback(lambda error: outcome.failed(None, error))
         env.watchdog.watch(outcome, outcome, self.peer_timeout)
         try:
-            # In-process calls run here, after every remote call is on its way.
+            # In-process calls run here, after every remote call is on its way. Each call's
+            # outcome is recorded here too, not only by its completion callback: a call's
+            # result() returns as soon as it is done, possibly before that callback has run
+            # on its thread (under load it ran late, and the step went on without the task's
+            # values, "The master returned no value", or raised another task's
+            # CancelledError instead of the DeadlineExceededError still being recorded).
             for task, call in sorted(calls, key=lambda item: not item[1].runs_inline):
                 if len(calls) > 1:
                     try:
                         call.result()
                     except errors.OpError:
-                        pass  # recorded by outcome.done
-                else:
-                    outcome.done(task, call)
+                        pass
+                outcome.done(task, call)
         finally:
             env.watchdog.unwatch(outcome)
             if cancellation is not None:
@@ -290,12 +294,16 @@ class _StepOutcome:
             call.cancel()
 
     def done(self, task, call):
+        """Records the outcome of `task`'s finished `call`, once: its completion callback and
+        the step's own thread both report it."""
         try:
             result = call.result()
         except errors.OpError as exc:
             self.failed(task, exc)
             return
         with self._lock:
+            if task in self._finished:
+                return
             self.results.append(result)
             self._finished.add(task)
 
