@@ -2,12 +2,12 @@
 
 `line_plot(path, series, xlabel, ylabel)`: `series` is [(label, xs, ys, (r, g, b))]; the axes
 get ticks at round values, the legend names each series. Text uses a 5x7 bitmap font with the
-characters the benchmark plots need. The PNG is 8-bit RGB, one IDAT chunk, filter 0.
+characters the benchmark plots need. The PNG is written by tensorweave's own encoder
+(tensorweave/kernels/png.py).
 """
-import struct
-import zlib
-
 import numpy as np
+
+from tensorweave.kernels.png import encode_png
 
 # 5x7 glyphs, rows top to bottom ('#' = ink).
 _FONT = {
@@ -84,17 +84,8 @@ def _ticks(low, high, count=5):
 
 
 def write_png(path, rgb):
-    height, width, _ = rgb.shape
-    raw = b"".join(b"\x00" + rgb[row].astype(np.uint8).tobytes() for row in range(height))
-
-    def chunk(kind, data):
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
     with open(path, "wb") as handle:
-        handle.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) +
-                     chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
+        handle.write(encode_png(np.asarray(rgb, np.uint8), compression=9))
 
 
 def line_plot(path, series, xlabel, ylabel, title="", size=(900, 540)):

@@ -100,6 +100,10 @@ from tensorweave import (app, compat, errors, flags, initializers, logging, math
 from tensorweave.ops.parsing_ops import (FixedLenFeature, VarLenFeature,  # noqa: F401
                                          parse_single_example, parse_example, decode_raw)
 from tensorweave import data, io, python_io  # noqa: F401
+from tensorweave import summary  # noqa: F401
+from tensorweave.framework.protos.summary_pb2 import (Summary, SummaryMetadata,  # noqa: F401
+                                                      Event, SessionLog, HistogramProto,
+                                                      LogMessage, TaggedRunMetadata)
 
 __version__ = "0.1.0"
 newaxis = None

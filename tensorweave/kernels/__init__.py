@@ -11,3 +11,4 @@ from tensorweave.kernels import debug  # noqa: F401
 from tensorweave.kernels import comm  # noqa: F401
 from tensorweave.kernels import data_flow  # noqa: F401
 from tensorweave.kernels import io  # noqa: F401
+from tensorweave.kernels import summary  # noqa: F401

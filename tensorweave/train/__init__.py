@@ -35,7 +35,8 @@ from tensorweave.train.session_run_hook import (SessionRunHook, SessionRunArgs, 
 from tensorweave.train.basic_session_run_hooks import (  # noqa: F401
     SecondOrStepTimer, StopAtStepHook, CheckpointSaverHook, CheckpointSaverListener,
     StepCounterHook, LoggingTensorHook, NanTensorHook, NanLossDuringTrainingError,
-    FinalOpsHook, FeedFnHook, GlobalStepWaiterHook, StopServersHook)
+    FinalOpsHook, FeedFnHook, GlobalStepWaiterHook, StopServersHook, SummarySaverHook)
+from tensorweave.framework.event_file import summary_iterator  # noqa: F401
 from tensorweave.train.session_manager import SessionManager  # noqa: F401
 from tensorweave.train.scaffold import (Scaffold, SessionCreator,  # noqa: F401
                                         ChiefSessionCreator, WorkerSessionCreator)

@@ -1,6 +1,6 @@
 """The standard hooks: stop at a step, save checkpoints, count and log steps, log tensors, stop
-on NaN, run final ops, feed, wait for the global step (TF 1.x semantics, session_run_hook.py),
-and StopServersHook: the chief's end of training stops the parameter servers (not in TF, where
+on NaN, run final ops, feed, wait for the global step, write summaries (TF 1.x semantics,
+session_run_hook.py), and StopServersHook: the chief's end of training stops the parameter servers (not in TF, where
 ps processes never exit; tensorflow/tensorflow#4713).
 """
 import os
@@ -10,8 +10,10 @@ import numpy as np
 
 from tensorweave.distributed import request_shutdown
 from tensorweave.distributed.cluster_spec import ClusterSpec
+from tensorweave.framework import event_file
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.graph import GraphKeys
+from tensorweave.framework.protos import summary_pb2
 from tensorweave.platform import tf_logging as logging
 from tensorweave.train import training_util
 from tensorweave.train.session_run_hook import SessionRunArgs, SessionRunHook
@@ -183,17 +185,23 @@ class CheckpointSaverHook(SessionRunHook):
 
 
 class StepCounterHook(SessionRunHook):
-    """Logs global steps per second every N steps or seconds (`rates` keeps them)."""
+    """Logs global steps per second every N steps or seconds (`rates` keeps them); with
+    `output_dir` or `summary_writer`, also writes them as the summary "global_step/sec"."""
 
     def __init__(self, every_n_steps=100, every_n_secs=None, output_dir=None,
                  summary_writer=None, steps_per_run=1):
         if (every_n_steps is None) == (every_n_secs is None):
             raise ValueError("exactly one of every_n_steps and every_n_secs should be provided.")
         self._timer = SecondOrStepTimer(every_steps=every_n_steps, every_secs=every_n_secs)
+        self._output_dir = output_dir
+        self._summary_writer = summary_writer
         self.rates = []
 
     def begin(self):
+        if self._summary_writer is None and self._output_dir:
+            self._summary_writer = event_file.writer_for(self._output_dir)
         self._global_step_tensor = _global_step_or_fail("StepCounterHook")
+        self._summary_tag = self._global_step_tensor.op.name + "/sec"
 
     def before_run(self, run_context):
         return SessionRunArgs(self._global_step_tensor)
@@ -206,6 +214,72 @@ class StepCounterHook(SessionRunHook):
                 rate = elapsed_steps / elapsed_secs
                 self.rates.append(rate)
                 logging.info("global_step/sec: %g (global step %d)", rate, step)
+                if self._summary_writer is not None:
+                    summary = summary_pb2.Summary()
+                    summary.value.add(tag=self._summary_tag, simple_value=rate)
+                    self._summary_writer.add_summary(summary, step)
+
+
+class SummarySaverHook(SessionRunHook):
+    """Writes the result of `summary_op` (a summary tensor or a list of them; by default the
+    scaffold's, i.e. tf.summary.merge_all()) every `save_steps` steps or `save_secs` seconds,
+    to `summary_writer` or the shared writer of `output_dir`, at the global step. The first
+    step also writes a SessionLog START, which tells TensorBoard a run (re)started there."""
+
+    def __init__(self, save_steps=None, save_secs=None, output_dir=None, summary_writer=None,
+                 scaffold=None, summary_op=None):
+        if (scaffold is None) == (summary_op is None):
+            raise ValueError("Exactly one of scaffold or summary_op must be provided.")
+        self._timer = SecondOrStepTimer(every_steps=save_steps, every_secs=save_secs)
+        self._output_dir = output_dir
+        self._summary_writer = summary_writer
+        self._scaffold = scaffold
+        self._summary_op = summary_op
+
+    def begin(self):
+        if self._summary_writer is None and self._output_dir:
+            self._summary_writer = event_file.writer_for(self._output_dir)
+        self._next_step = None
+        self._global_step_tensor = _global_step_or_fail("SummarySaverHook")
+
+    def _summary_ops(self):
+        summary_op = self._summary_op if self._summary_op is not None else \
+            self._scaffold.summary_op
+        if summary_op is None:
+            return None
+        return list(summary_op) if isinstance(summary_op, (list, tuple)) else [summary_op]
+
+    def before_run(self, run_context):
+        self._request_summary = (self._next_step is None or
+                                 self._timer.should_trigger_for_step(self._next_step))
+        fetches = {"global_step": self._global_step_tensor}
+        summary_ops = self._summary_ops() if self._request_summary else None
+        if summary_ops:
+            fetches["summary"] = summary_ops
+        return SessionRunArgs(fetches)
+
+    def after_run(self, run_context, run_values):
+        if self._summary_writer is None:
+            return
+        # A fetched global step may or may not include this step's increment (it is read
+        # before or after the update, e.g. on a parameter server): read it exactly where it
+        # matters, when writing and when the timer could trigger for the next step.
+        step = int(run_values.results["global_step"])
+        if (self._next_step is None or self._request_summary or
+                self._timer.should_trigger_for_step(step + 2)):
+            step = int(run_context.session.run(self._global_step_tensor))
+        if self._next_step is None:
+            self._summary_writer.add_session_log(
+                summary_pb2.SessionLog(status=summary_pb2.SessionLog.START), step)
+        if self._request_summary:
+            self._timer.update_last_triggered_step(step)
+            for summary in run_values.results.get("summary", ()):
+                self._summary_writer.add_summary(summary, step)
+        self._next_step = step + 1
+
+    def end(self, session=None):
+        if self._summary_writer is not None:
+            self._summary_writer.flush()
 
 
 class LoggingTensorHook(SessionRunHook):

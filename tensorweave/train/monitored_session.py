@@ -371,9 +371,17 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None,  # n
     The chief restores from `checkpoint_dir` or initialises, counts steps every
     `log_step_count_steps`, and saves a checkpoint every `save_checkpoint_secs` (600 unless
     either knob is given) or `save_checkpoint_steps`; it also runs `chief_only_hooks`. Other
-    workers wait (at most `max_wait_secs`) until the model is ready. Summaries are not written
-    (tensorweave has no summary writer yet): the summary arguments are accepted and ignored.
+    workers wait (at most `max_wait_secs`) until the model is ready. The chief writes the
+    scaffold's summary op (tf.summary.merge_all() by default) every `save_summaries_steps`
+    (100 unless either knob is given) or `save_summaries_secs`, and global_step/sec, into
+    `summary_dir` (default: `checkpoint_dir`) for TensorBoard.
     """
+    if save_summaries_steps is USE_DEFAULT and save_summaries_secs is USE_DEFAULT:
+        save_summaries_steps, save_summaries_secs = 100, None
+    elif save_summaries_secs is USE_DEFAULT:
+        save_summaries_secs = None
+    elif save_summaries_steps is USE_DEFAULT:
+        save_summaries_steps = None
     if save_checkpoint_steps is USE_DEFAULT and save_checkpoint_secs is USE_DEFAULT:
         save_checkpoint_steps, save_checkpoint_secs = None, 600
     elif save_checkpoint_secs is USE_DEFAULT:
@@ -390,9 +398,14 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None,  # n
     # TF's order: chief-only hooks, the standard ones, then the caller's (their `end` runs
     # last, after the final checkpoint).
     all_hooks = list(chief_only_hooks or [])
+    summary_dir = summary_dir or checkpoint_dir
     if log_step_count_steps and log_step_count_steps > 0:
         all_hooks.append(hooks_lib.StepCounterHook(every_n_steps=log_step_count_steps,
-                                                   output_dir=checkpoint_dir))
+                                                   output_dir=summary_dir))
+    if summary_dir and ((save_summaries_steps or 0) > 0 or (save_summaries_secs or 0) > 0):
+        all_hooks.append(hooks_lib.SummarySaverHook(
+            scaffold=scaffold, save_steps=save_summaries_steps, save_secs=save_summaries_secs,
+            output_dir=summary_dir))
     if checkpoint_dir and (save_checkpoint_secs or save_checkpoint_steps):
         if save_checkpoint_secs:
             save_checkpoint_steps = None  # seconds win when both are given, as in TF

@@ -1,8 +1,9 @@
 """`tf.train.Scaffold` and the session creators of a MonitoredSession.
 
-A Scaffold gathers what makes a model ready: the init op, the ready ops, the local init op and
-the saver. `finalize()` fills what the user left out from the graph collections (INIT_OP,
-READY_OP, ...) or with the defaults, builds the saver, and finalizes the graph: no op can be
+A Scaffold gathers what makes a model ready: the init op, the ready ops, the local init op,
+the saver, and the summary op that SummarySaverHook runs (tf.summary.merge_all() by default).
+`finalize()` fills what the user left out from the graph collections (INIT_OP, READY_OP, ...)
+or with the defaults, builds the saver, and finalizes the graph: no op can be
 added once training starts (hooks add theirs in `begin`).
 
 `ChiefSessionCreator` makes the chief's session (restore or initialise, SessionManager.
@@ -10,7 +11,7 @@ prepare_session); `WorkerSessionCreator` the others' (wait until the model is re
 """
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.graph import GraphKeys
-from tensorweave.ops import control_flow_ops, variables
+from tensorweave.ops import control_flow_ops, summary_ops, variables
 from tensorweave.train import saver as saver_lib
 from tensorweave.train.session_manager import SessionManager
 
@@ -65,8 +66,8 @@ class Scaffold:
             self._local_init_op = Scaffold.get_or_default(
                 "local_init_op", GraphKeys.LOCAL_INIT_OP, Scaffold.default_local_init_op)
         if self._summary_op is None:
-            summaries = graph_lib.get_collection(GraphKeys.SUMMARY_OP)
-            self._summary_op = summaries[0] if summaries else None
+            self._summary_op = Scaffold.get_or_default("summary_op", GraphKeys.SUMMARY_OP,
+                                                       summary_ops.merge_all)
         if self._saver is None:
             self._saver = _saver_or_default()
         self._saver.build()

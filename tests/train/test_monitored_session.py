@@ -92,9 +92,11 @@ def test_monitored_training_session_defaults_and_chief_only_hooks(tmp_path):
                                            hooks=[everyone],
                                            chief_only_hooks=[chief_only]) as sess:
         names = [type(h).__name__ for h in sess._hooks]
-    assert names == ["RecordingHook", "StepCounterHook", "CheckpointSaverHook", "RecordingHook"]
-    assert sess._hooks[0] is chief_only and sess._hooks[3] is everyone  # TF's order
-    assert sess._hooks[2]._timer._every_secs == 600  # TF's default: every 10 minutes
+    assert names == ["RecordingHook", "StepCounterHook", "SummarySaverHook",
+                     "CheckpointSaverHook", "RecordingHook"]
+    assert sess._hooks[0] is chief_only and sess._hooks[4] is everyone  # TF's order
+    assert sess._hooks[3]._timer._every_secs == 600  # TF's default: every 10 minutes
+    assert sess._hooks[2]._timer._every_steps == 100  # summaries: every 100 steps
     assert chief_only.calls[-1] == everyone.calls[-1] == "end"
 
 
