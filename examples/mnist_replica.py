@@ -15,8 +15,9 @@ or let `tensorweave launch` set TF_CONFIG for every task:
 
 A ps task serves until the chief (worker 0) ends training and stops it. Workers train a small
 CNN (two 5x5 conv + max-pool blocks, dense 128, dense 10) on MNIST (the t10k files: 8000
-digits train, 2000 test) in a MonitoredTrainingSession; the chief checkpoints to --train_dir
-and prints the test accuracy at the end. --straggler_delay makes the last worker sleep that
+digits train, 2000 test) in a MonitoredTrainingSession; the chief checkpoints to --train_dir,
+writes TensorBoard summaries (graph, loss, training-batch accuracy) there, and prints the test
+accuracy at the end. --straggler_delay makes the last worker sleep that
 long before each step, to watch a backup worker cover for it. --log_file appends one JSON line
 per logged step (wall time, global step, loss) for plots.
 """
@@ -43,6 +44,8 @@ flags.DEFINE_float("learning_rate", 0.05, "Momentum SGD learning rate")
 flags.DEFINE_string("data_dir", mnist_data.default_data_dir(), "Directory with the MNIST files")
 flags.DEFINE_string("train_dir", None, "Checkpoint directory (the chief saves there)")
 flags.DEFINE_integer("save_steps", 100, "Checkpoint every this many global steps")
+flags.DEFINE_integer("summary_steps", 25, "Write loss and accuracy summaries for TensorBoard "
+                     "into --train_dir every this many global steps")
 flags.DEFINE_float("straggler_delay", 0.0, "Seconds the last worker sleeps before each step")
 flags.DEFINE_integer("log_every", 20, "Print progress every this many local steps")
 flags.DEFINE_string("log_file", None, "Append JSON progress lines to this file")
@@ -90,6 +93,8 @@ def main(_):
         logits = cnn(images)
         loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
         accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1), labels), tf.float32))
+        tf.summary.scalar("loss", loss)  # merge_all() of these goes to --train_dir
+        tf.summary.scalar("accuracy", accuracy)
         global_step = tf.train.get_or_create_global_step()
         opt = tf.train.MomentumOptimizer(FLAGS.learning_rate, 0.9)
         hooks = [tf.train.StopAtStepHook(last_step=FLAGS.train_steps)]
@@ -115,6 +120,7 @@ def main(_):
     with tf.train.MonitoredTrainingSession(
             master=server.target, is_chief=is_chief, checkpoint_dir=FLAGS.train_dir,
             save_checkpoint_steps=FLAGS.save_steps if FLAGS.train_dir else None,
+            save_summaries_steps=FLAGS.summary_steps,
             hooks=hooks, log_step_count_steps=0,
             # A step that waits a minute is stuck: fail loudly rather than hang.
             config=tf.ConfigProto(operation_timeout_in_ms=60000)) as sess:

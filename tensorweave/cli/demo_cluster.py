@@ -3,8 +3,9 @@
 One ps and two workers by default (`--ps`, `--workers`), each a process started as by
 `tensorweave launch`, run examples/mnist_replica.py: a CNN trained with SyncReplicasOptimizer
 and one backup worker (each step takes the first `workers - 1` fresh gradients), a checkpoint
-every 100 global steps (`--train_dir`, a temporary directory by default), progress from the
-chief, and its test accuracy at the end; the chief then stops the ps and the launch exits.
+every 100 global steps and TensorBoard summaries (`--train_dir`, a temporary directory by
+default), progress from the chief, and its test accuracy at the end; the chief then stops the
+ps and the launch exits.
 The last line printed ends with the test accuracy. `--epochs` sets the global steps (one
 epoch: 8000 digits / 64 per gradient / gradients per step).
 """
@@ -51,5 +52,6 @@ def run(args, data_dir):
         print(f"tensorweave demo: the cluster failed (status {status})", file=sys.stderr)
         return status or 1
     accuracy = re.search(r"test accuracy ([\d.]+)", summary[-1])
+    print(f"checkpoints and TensorBoard summaries: tensorboard --logdir {train_dir}")
     print(f"done: {steps} global steps; test accuracy {accuracy.group(1)}", flush=True)
     return 0

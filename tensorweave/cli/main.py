@@ -47,6 +47,11 @@ def _demo(args):
     train_op = tf.train.AdamOptimizer(1e-3).minimize(loss)
     accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1), tf.argmax(y_, 1)),
                                       tf.float32))
+    summaries = tf.summary.merge([tf.summary.scalar("loss", loss),
+                                  tf.summary.scalar("accuracy", accuracy)])
+    # For `tensorboard --logdir TRAIN_DIR`: the graph, and training loss and accuracy.
+    writer = tf.summary.FileWriter(args.train_dir, tf.get_default_graph()) \
+        if args.train_dir else None
     rng = np.random.default_rng(args.seed)
     batch_size, steps = 128, 0
     start = time.perf_counter()
@@ -56,12 +61,17 @@ def _demo(args):
             order = rng.permutation(len(x_train))
             for i in range(0, len(order) - batch_size + 1, batch_size):
                 batch = order[i:i + batch_size]
-                _, loss_value = sess.run([train_op, loss], {x: x_train[batch],
-                                                            y_: y_train[batch]})
+                fetches = [train_op, loss] + ([summaries] if writer and steps % 25 == 0 else [])
+                values = sess.run(fetches, {x: x_train[batch], y_: y_train[batch]})
+                loss_value = values[1]
+                if len(values) == 3:
+                    writer.add_summary(values[2], steps)
                 steps += 1
             test_accuracy = sess.run(accuracy, {x: x_test, y_: y_test})
             print(f"epoch {epoch + 1}/{args.epochs}: loss {loss_value:.4f}, "
                   f"test accuracy {test_accuracy:.4f}")
+    if writer:
+        writer.close()
     elapsed = time.perf_counter() - start
     print(f"done: {steps} steps in {elapsed:.1f} s ({steps / elapsed:.0f} steps/s), "
           f"test accuracy {test_accuracy:.4f}")
@@ -80,7 +90,8 @@ def main(argv=None):
     demo.add_argument("--ps", type=int, default=1, help="parameter server tasks")
     demo.add_argument("--workers", type=int, default=2, help="worker tasks (one is a backup)")
     demo.add_argument("--steps", type=int, default=None, help="global steps (default: epochs)")
-    demo.add_argument("--train_dir", default=None, help="checkpoint directory")
+    demo.add_argument("--train_dir", default=None,
+                      help="checkpoint and TensorBoard summary directory")
     demo.add_argument("--seed", type=int, default=1)
     commands.add_parser("version", help="print the version")
     server_command.add_parser(commands)
