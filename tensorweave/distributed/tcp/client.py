@@ -222,9 +222,12 @@ class StreamCall(interfaces.Call):
                                                         f"{type(exc).__name__}: {exc}"))
 
     def _expired(self):
-        self._abandon()
-        self._future.set_error(errors.DeadlineExceededError(
+        self._fail(errors.DeadlineExceededError(
             None, None, f"{self._peer} did not answer within the step's deadline"))
+
+    def _fail(self, error):
+        self._abandon()
+        self._future.set_error(error)
 
 
 class _PartsCall:
@@ -340,11 +343,14 @@ class _Poller:
                         pass
                     continue
                 call = key.data
-                if isinstance(call, _PartsCall):
-                    self._read_parts(watched, call, key.fileobj)
-                    continue
-                self._forget(watched, call, key.fileobj)
-                call._read()
+                try:
+                    if isinstance(call, _PartsCall):
+                        self._read_parts(watched, call, key.fileobj)
+                        continue
+                    self._forget(watched, call, key.fileobj)
+                    call._read()
+                except Exception as exc:  # noqa: BLE001 - see _fail_call
+                    self._fail_call(watched, call, key.fileobj, exc)
             # A finished call must not stay referenced from this frame while the poller
             # sleeps: its answer may be a shared-memory view that goes back to its holder
             # only when freed.
@@ -355,8 +361,10 @@ class _Poller:
                 conn = call._conn
                 if conn is None or call.done():
                     continue
-                self._selector.register(conn, selectors.EVENT_READ, call)
-                watched[conn] = call
+                try:
+                    self._register(watched, call, conn)
+                except Exception as exc:  # noqa: BLE001 - see _fail_call
+                    self._fail_call(watched, call, conn, exc)
             pending = call = conn = None
             now = time.monotonic()
             for conn, call in list(watched.items()):
@@ -378,11 +386,36 @@ class _Poller:
         if call.done():
             self._forget(watched, call, conn)
 
+    def _register(self, watched, call, conn):
+        """Watches `conn` for `call`. A call cancelled from another thread closes its socket
+        while it is still registered, and a new connection may get the same descriptor
+        before this thread forgets the old one: the stale entry goes first (registering over
+        it raised KeyError, which used to end this thread)."""
+        try:
+            stale = self._selector.get_key(conn)
+        except (KeyError, ValueError):
+            stale = None
+        if stale is not None and stale.fileobj is not conn:
+            self._forget(watched, stale.data, stale.fileobj)
+        self._selector.register(conn, selectors.EVENT_READ, call)
+        watched[conn] = call
+
+    def _fail_call(self, watched, call, conn, exc):
+        """A bug reading one answer fails that call; it must never end the poller thread,
+        or every later call of this process waiting on it would hang, all tasks idle."""
+        self._forget(watched, call, conn)
+        error = errors.InternalError(None, None, f"Reading the answer of {call._peer} failed: "
+                                     f"{type(exc).__name__}: {exc}")
+        try:
+            call._fail(error)
+        except Exception:  # noqa: BLE001 - nothing more can be done for this call
+            pass
+
     def _forget(self, watched, call, conn):
         watched.pop(conn, None)
         try:
             self._selector.unregister(conn)
-        except (KeyError, ValueError):
+        except (KeyError, ValueError, OSError):
             pass
 
 
