@@ -77,10 +77,10 @@ def reduction(op):
         return [unknown(rank) if keep_dims else unknown()]
     axes = set()
     for axis in axes_value.reshape(-1).tolist():
-        if not -rank <= axis < max(rank, 1):
+        if not -rank <= axis < rank:
             raise ValueError(f"Invalid reduction axis {axis} for input of rank {rank} "
                              f"(valid range [{-rank}, {rank}))")
-        axes.add(axis % rank if rank else 0)
+        axes.add(axis % rank)
     dims = shape.as_tuple()
     if keep_dims:
         return [TensorShape([1 if i in axes else d for i, d in enumerate(dims)])]

@@ -137,10 +137,10 @@ def batch_matmul_v2(x, y, *, adj_x, adj_y):
 def _axes(axes, ndim):
     axes = np.asarray(axes).reshape(-1)
     for axis in axes.tolist():
-        if not -max(ndim, 1) <= axis < max(ndim, 1):
+        if not -ndim <= axis < ndim:
             raise errors.InvalidArgumentError(None, None, f"Invalid reduction dimension {axis} "
                                               f"for input with {ndim} dimensions")
-    return tuple(int(a) % ndim for a in axes.tolist()) if ndim else ()
+    return tuple(int(a) % ndim for a in axes.tolist())
 
 
 def _reduction_kernel(fn, keep_dtype=True):

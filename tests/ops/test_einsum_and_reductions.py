@@ -140,3 +140,18 @@ def test_einsum_errors_name_the_op_or_the_equation():
             tf.einsum("ijk->i", a)
         with pytest.raises(TypeError, match="Einsum"):
             tf.einsum("ij,jk->ik", a, tf.zeros([3, 4], tf.float64))
+
+
+@pytest.mark.parametrize("shape, axis", [((), 0), ((), -1), ((2, 3), 2), ((2, 3), -3)])
+def test_reduction_axis_out_of_range_is_a_build_time_error(shape, axis):
+    x = tf.zeros(shape)
+    with pytest.raises(ValueError, match=f"Invalid reduction axis {axis}"):
+        tf.reduce_sum(x, axis=axis)
+
+
+def test_reduction_axis_out_of_range_fed_at_run_time_names_the_op():
+    axis = tf.placeholder(tf.int32, [])
+    total = tf.reduce_sum(tf.constant(3.0), axis=axis, name="scalar_sum")
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="scalar_sum"):
+            sess.run(total, {axis: 0})
