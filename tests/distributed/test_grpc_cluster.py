@@ -204,3 +204,49 @@ def test_a_received_array_in_shared_memory_is_never_overwritten_while_it_is_used
             kept.append(sess.run(copy))
         for expected, value in enumerate(kept):
             assert value.min() == value.max() == expected
+
+
+def test_a_remote_deadline_is_deadline_exceeded_and_the_next_step_runs(servers):
+    """RunOptions.timeout_in_ms on a step blocked across tasks (a worker waits for a dequeue
+    on the ps): DeadlineExceededError, never a CancelledError from the tasks the abort
+    reached, and no Recv left blocked (the next step with data runs)."""
+    tf.reset_default_graph()
+    with tf.device("/job:ps/task:0"):
+        queue = tf.FIFOQueue(4, tf.float32, shapes=[[]], name="deadline_queue")
+        taken = queue.dequeue()
+        enqueue = queue.enqueue(3.0)
+    with tf.device("/job:worker/task:1"):
+        doubled = taken * 2.0
+    with tf.Session(servers.target("worker", 0)) as sess:
+        for timeout_ms in (100, 200, 300, 100, 200):
+            with pytest.raises(tf.errors.DeadlineExceededError):
+                sess.run(doubled, options=tf.RunOptions(timeout_in_ms=timeout_ms))
+        sess.run(enqueue)
+        assert sess.run(doubled, options=tf.RunOptions(timeout_in_ms=20_000)) == 6.0
+
+
+def test_variables_and_queues_are_shared_by_clients_and_reset_clears_them(servers):
+    """Two clients (sessions on different masters) see one variable and one queue on the ps;
+    tf.Session.reset(target) clears both for every client. Last in this module: it clears
+    every container of the cluster."""
+    tf.reset_default_graph()
+    with tf.device("/job:ps/task:0"):
+        counter = tf.Variable(0, name="shared_counter")
+        queue = tf.FIFOQueue(4, tf.int32, shapes=[[]], name="shared_queue", shared_name="sq")
+        enqueue = queue.enqueue(counter + 100)
+        taken = queue.dequeue()
+        size = queue.size()
+    increment = tf.assign_add(counter, 1)
+    with tf.Session(servers.target("worker", 0)) as first, \
+            tf.Session(servers.target("worker", 1)) as second:
+        first.run(counter.initializer)
+        first.run(increment)
+        second.run(increment)
+        assert first.run(counter) == second.run(counter) == 2
+        first.run(enqueue)
+        assert second.run(size) == 1 and second.run(taken) == 102
+    tf.Session.reset(servers.target("worker", 0))
+    with tf.Session(servers.target("worker", 1)) as third:
+        with pytest.raises(tf.errors.FailedPreconditionError, match="shared_counter"):
+            third.run(counter)
+        assert third.run(size) == 0  # a new, empty queue
