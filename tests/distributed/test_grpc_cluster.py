@@ -18,7 +18,7 @@ from tensorweave.distributed.protos import worker_pb2
 from tensorweave.framework.protos import graph_pb2
 from tensorweave.runtime import executor
 from tests.distributed.cluster_util import ServerProcesses
-from tests.distributed.test_inprocess import run_model
+from tests.distributed.test_inprocess import check_shared_state_and_reset, run_model
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -226,27 +226,5 @@ def test_a_remote_deadline_is_deadline_exceeded_and_the_next_step_runs(servers):
 
 
 def test_variables_and_queues_are_shared_by_clients_and_reset_clears_them(servers):
-    """Two clients (sessions on different masters) see one variable and one queue on the ps;
-    tf.Session.reset(target) clears both for every client. Last in this module: it clears
-    every container of the cluster."""
-    tf.reset_default_graph()
-    with tf.device("/job:ps/task:0"):
-        counter = tf.Variable(0, name="shared_counter")
-        queue = tf.FIFOQueue(4, tf.int32, shapes=[[]], name="shared_queue", shared_name="sq")
-        enqueue = queue.enqueue(counter + 100)
-        taken = queue.dequeue()
-        size = queue.size()
-    increment = tf.assign_add(counter, 1)
-    with tf.Session(servers.target("worker", 0)) as first, \
-            tf.Session(servers.target("worker", 1)) as second:
-        first.run(counter.initializer)
-        first.run(increment)
-        second.run(increment)
-        assert first.run(counter) == second.run(counter) == 2
-        first.run(enqueue)
-        assert second.run(size) == 1 and second.run(taken) == 102
-    tf.Session.reset(servers.target("worker", 0))
-    with tf.Session(servers.target("worker", 1)) as third:
-        with pytest.raises(tf.errors.FailedPreconditionError, match="shared_counter"):
-            third.run(counter)
-        assert third.run(size) == 0  # a new, empty queue
+    """Last in this module: the reset clears every container of the cluster."""
+    check_shared_state_and_reset(servers.target("worker", 0), servers.target("worker", 1))

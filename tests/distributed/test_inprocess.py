@@ -100,21 +100,33 @@ def test_the_graph_may_grow_between_steps(cluster):
         assert sess.run([tripled, doubled]) == [15.0, 10.0]
 
 
-def test_sessions_of_different_masters_share_variables_and_reset_clears_them(cluster):
+def check_shared_state_and_reset(first_target, second_target):
+    """Two clients (sessions on different masters) see one variable and one queue on the ps;
+    tf.Session.reset(first_target) clears both for every client."""
     tf.reset_default_graph()
     with tf.device("/job:ps/task:0"):
-        counter = tf.Variable(0, name="counter")
+        counter = tf.Variable(0, name="shared_counter")
+        queue = tf.FIFOQueue(4, tf.int32, shapes=[[]], name="shared_queue")
+        enqueue = queue.enqueue(counter + 100)
+        taken = queue.dequeue()
+        size = queue.size()
     increment = tf.assign_add(counter, 1)
-    with tf.Session(cluster.target("worker", 0)) as first, \
-            tf.Session(cluster.target("worker", 1)) as second:
+    with tf.Session(first_target) as first, tf.Session(second_target) as second:
         first.run(counter.initializer)
         first.run(increment)
         second.run(increment)
-        assert first.run(counter) == 2 and second.run(counter) == 2
-    tf.Session.reset(cluster.target("worker", 0))
-    with tf.Session(cluster.target("worker", 1)) as third:
-        with pytest.raises(tf.errors.FailedPreconditionError, match="counter"):
+        assert first.run(counter) == second.run(counter) == 2
+        first.run(enqueue)
+        assert second.run(size) == 1 and second.run(taken) == 102
+    tf.Session.reset(first_target)
+    with tf.Session(second_target) as third:
+        with pytest.raises(tf.errors.FailedPreconditionError, match="shared_counter"):
             third.run(counter)
+        assert third.run(size) == 0  # a new, empty queue
+
+
+def test_sessions_of_different_masters_share_variables_and_reset_clears_them(cluster):
+    check_shared_state_and_reset(cluster.target("worker", 0), cluster.target("worker", 1))
 
 
 def test_a_failing_op_on_one_task_fails_the_step_everywhere_and_the_next_step_runs(cluster):
