@@ -216,3 +216,46 @@ def test_device_filters_and_unknown_tasks(cluster):
     with tf.Session(cluster.target("worker", 0)) as sess:
         with pytest.raises(tf.errors.InvalidArgumentError, match="task:7"):
             sess.run(b)
+
+
+def test_each_part_is_registered_once_and_runs_with_the_steps_id_receivers_pull(cluster):
+    """The master registers a plan's parts once (not per step), calls RunGraph on every task
+    of a step with one step id, and a tensor crossing tasks is pulled by its receiver from
+    its sender (RecvTensor on the sender, named by the receiver's device), never through
+    the master."""
+    calls = {"register": [], "run": [], "recv": []}
+    for name, services in cluster.tasks.items():
+        worker = services.worker
+        for method, kind in (("register_graph", "register"), ("run_graph", "run"),
+                             ("recv_tensor", "recv")):
+            original = getattr(worker, method)
+
+            def wrapped(*args, original=original, kind=kind, name=name):
+                calls[kind].append((name, args))
+                return original(*args)
+            setattr(worker, method, wrapped)
+    tf.reset_default_graph()
+    with tf.device("/job:ps/task:0"):
+        v = tf.Variable([1.0, 2.0], name="v")
+        read = tf.identity(v)
+    with tf.device("/job:worker/task:1"):
+        total = tf.reduce_sum(read * 3.0)
+    with tf.Session(cluster.target("worker", 0)) as sess:
+        sess.run(v.initializer)
+        for recorded in calls.values():
+            recorded.clear()
+        for _ in range(3):
+            assert sess.run(total) == 9.0
+    assert sorted(task for task, _ in calls["register"]) == [
+        "/job:ps/replica:0/task:0", "/job:worker/replica:0/task:1"]
+    runs = [(task, args[0].step_id) for task, args in calls["run"]]
+    assert len(runs) == 6 and len({step for _, step in runs}) == 3
+    for step in {step for _, step in runs}:
+        assert sorted(task for task, s in runs if s == step) == [
+            "/job:ps/replica:0/task:0", "/job:worker/replica:0/task:1"]
+    pulled = [(task, args[1]) for task, args in calls["recv"]]
+    assert len(pulled) == 3
+    for task, key in pulled:
+        src, dst = key.split(";")[:2]
+        assert task == "/job:ps/replica:0/task:0" and src.startswith(task)
+        assert dst.startswith("/job:worker/replica:0/task:1")
