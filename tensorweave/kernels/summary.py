@@ -9,6 +9,7 @@ ones to its last limit with a count of 0, which is what TensorBoard's histogram 
 import sys
 
 import numpy as np
+from google.protobuf import message
 
 from tensorweave.framework import errors
 from tensorweave.framework import tensor_util
@@ -155,7 +156,7 @@ def merge_summary(*inputs):
             try:
                 summary = summary_pb2.Summary.FromString(
                     item if isinstance(item, bytes) else str(item).encode())
-            except Exception:  # noqa: BLE001 - protobuf raises its DecodeError or others
+            except message.DecodeError:
                 raise errors.InvalidArgumentError(None, None, "MergeSummary: an input is not a "
                                                   "serialized Summary") from None
             for value in summary.value:

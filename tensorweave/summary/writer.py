@@ -119,8 +119,11 @@ class EventFileWriter:
 
 
 def _summary_proto(summary):
+    """A Summary this writer may change: parsed from bytes, or a copy of the caller's."""
     if isinstance(summary, summary_pb2.Summary):
-        return summary
+        copy = summary_pb2.Summary()
+        copy.CopyFrom(summary)
+        return copy
     if isinstance(summary, np.ndarray):  # a fetched string scalar
         summary = summary.reshape(-1)[0]
     if isinstance(summary, (bytes, bytearray)):
@@ -175,7 +178,7 @@ class FileWriter:
 
     def add_summary(self, summary, global_step=None):
         """Writes a Summary (proto, or the bytes a summary op returns) at `global_step`."""
-        summary = summary_pb2.Summary.FromString(_summary_proto(summary).SerializeToString())
+        summary = _summary_proto(summary)
         for value in summary.value:
             if not value.HasField("metadata"):
                 continue

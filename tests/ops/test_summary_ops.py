@@ -224,6 +224,8 @@ def test_merge_rejects_duplicate_tags():
         assert [v.tag for v in _run(tf.summary.merge([first, again])).value] == ["x", "other/x"]
         with pytest.raises(tf.errors.InvalidArgumentError, match="Duplicate tag x"):
             _run(duplicate)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="not a serialized Summary"):
+            _run(tf.summary.merge([first, tf.constant(b"\xff\xff not a proto")]))
 
 
 def test_build_time_errors_name_the_summary():

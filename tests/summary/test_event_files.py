@@ -109,6 +109,17 @@ def test_record_framing_checked_with_an_independent_crc32c(tmp_path):
         == events
 
 
+def test_add_summary_leaves_the_callers_proto_alone(tmp_path):
+    summary = tf.Summary(value=[tf.Summary.Value(tag="t", simple_value=1.0, metadata=(
+        tf.SummaryMetadata(display_name="T")))])
+    with tf.summary.FileWriter(str(tmp_path)) as writer:
+        writer.add_summary(summary, 1)
+        writer.add_summary(summary, 2)
+    assert summary.value[0].metadata.display_name == "T"
+    events = list(tf.train.summary_iterator(only_event_file(tmp_path)))
+    assert [e.summary.value[0].HasField("metadata") for e in events[1:]] == [True, False]
+
+
 def test_graph_session_log_and_run_metadata_events(tmp_path):
     x = tf.placeholder(tf.float32, [2], name="x")
     y = tf.reduce_sum(tf.square(x), name="y")
