@@ -12,10 +12,15 @@ Each output line is prefixed with its task ("[worker:1] ..."). The launch ends w
 worker has exited: parameter servers are asked to shut down (their Server.join() returns) and
 stopped if they do not. Ctrl-C, or a worker failing, stops every task at once. The exit status
 is the workers': 0 if all succeeded, else the first failure's.
+On Linux no task outlives the launcher, even when the launcher is killed with SIGKILL (no
+clean-up code runs then): each task asks the kernel, before it execs the command, to send it
+SIGKILL when its parent dies (prctl PR_SET_PDEATHSIG).
 """
+import ctypes
 import dataclasses
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -39,13 +44,42 @@ class TaskLaunch:
         return f"{self.job}:{self.index}"
 
 
+def _ephemeral_port_range():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as handle:
+            low, high = (int(value) for value in handle.read().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default
+
+
 def free_ports(count, host="127.0.0.1"):
+    """`count` ports nothing listens on, for tasks that bind them later. They are drawn at
+    random from below the kernel's ephemeral range: bind(0) (every task's data-plane
+    listener) and outgoing connections take their ports from that range, so a port chosen
+    there could be taken before its task binds it (seen: a worker failing to bind its port in
+    2 of 5 runs of tests/train/test_multiprocess_training.py). The draw ignores the `random`
+    module's seed, so processes seeded alike do not pick alike. Falls back to bind(0)."""
+    high = _ephemeral_port_range()[0]
+    low = max(1024, high - 20000)
+    candidates = random.SystemRandom().sample(range(low, high),
+                                              min(high - low, 200 + 4 * count))
     sockets = []
     try:
-        for _ in range(count):
+        for port in candidates:
+            if len(sockets) == count:
+                break
             sock = socket.socket()
-            sock.bind((host, 0))
+            try:
+                sock.bind((host, port))
+            except OSError:
+                sock.close()
+                continue
             sockets.append(sock)
+        while len(sockets) < count:
+            sock = socket.socket()
+            sockets.append(sock)
+            sock.bind((host, 0))
         return [sock.getsockname()[1] for sock in sockets]
     finally:
         for sock in sockets:
@@ -84,14 +118,36 @@ def task_environment(launch, num_tasks, base=None):
     return env
 
 
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_launcher():
+    """A function for Popen's preexec_fn that makes the task die with this process, or None
+    where prctl is not available. The signal follows the thread that started the task, so
+    tasks are started from the launcher's main thread, which lives as long as it does."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    launcher = os.getpid()
+
+    def in_the_task():  # runs in the forked child, before exec: no allocation-heavy work
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != launcher:  # the launcher died before the prctl took effect
+            os._exit(1)
+    return in_the_task
+
+
 class _Task:
-    def __init__(self, launch, output, num_tasks):
+    def __init__(self, launch, output, num_tasks, preexec_fn=None):
         self.launch = launch
         env = task_environment(launch, num_tasks)
         self.process = subprocess.Popen(launch.argv, env=env, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, start_new_session=True)
+                                        stderr=subprocess.STDOUT, start_new_session=True,
+                                        preexec_fn=preexec_fn)
         self.reader = threading.Thread(target=self._relay, args=(output,), daemon=True)
-        self.reader.start()
 
     def _relay(self, output):
         prefix = f"[{self.launch.label}] "
@@ -114,7 +170,10 @@ def run_plan(plan, output=None, poll_seconds=0.1):
         with lock:
             print(line, flush=True) if output is None else output(line)
 
-    tasks = [_Task(launch, emit, len(plan)) for launch in plan]
+    die_with_launcher = _die_with_launcher()
+    tasks = [_Task(launch, emit, len(plan), die_with_launcher) for launch in plan]
+    for task in tasks:  # after every fork: a preexec_fn is only safe while no thread runs
+        task.reader.start()
     workers = [t for t in tasks if t.launch.job != "ps"]
     status = 0
     try:

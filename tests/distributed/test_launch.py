@@ -104,23 +104,37 @@ def test_server_command_reads_tf_config(tmp_path):
         process.stdout.close()
 
 
-def test_ctrl_c_stops_every_task():
+def _launch_sleeping_tasks(workers):
+    """`tensorweave launch` of 1 ps and `workers` tasks that print their pid and sleep;
+    returns the launcher process and the tasks' pids."""
     import signal
     import time
     script = "import os, time\nprint('started', os.getpid(), flush=True)\ntime.sleep(120)\n"
     env = dict(os.environ, PYTHONPATH=REPO)
     env.pop("TF_CONFIG", None)
     process = subprocess.Popen([sys.executable, "-m", "tensorweave.cli.main", "launch", "--ps",
-                                "1", "--workers", "1", "--", sys.executable, "-c", script],
+                                "1", "--workers", str(workers), "--", sys.executable, "-c",
+                                script],
                                stdout=subprocess.PIPE, text=True, env=env, cwd=REPO,
                                start_new_session=True)
+    pids = []
     try:
-        pids = []
         deadline = time.monotonic() + 60
-        while len(pids) < 2 and time.monotonic() < deadline:
+        while len(pids) < 1 + workers and time.monotonic() < deadline:
             line = process.stdout.readline()
             if "started" in line:
                 pids.append(int(line.split()[-1]))
+    except BaseException:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.stdout.close()
+        raise
+    return process, pids
+
+
+def test_ctrl_c_stops_every_task():
+    import signal
+    process, pids = _launch_sleeping_tasks(1)
+    try:
         process.send_signal(signal.SIGINT)
         assert process.wait(30) == 130
         assert "interrupted: stopping every task" in process.stdout.read()
@@ -128,6 +142,39 @@ def test_ctrl_c_stops_every_task():
             with pytest.raises(ProcessLookupError):
                 os.kill(pid, 0)
     finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.stdout.close()
+
+
+def _alive(pid):
+    """Whether `pid` runs (a zombie waiting for a reaper counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux")
+def test_tasks_die_with_a_launcher_killed_by_sigkill():
+    import signal
+    import time
+    process, pids = _launch_sleeping_tasks(2)
+    try:
+        assert len(pids) == 3 and all(_alive(pid) for pid in pids)
+        process.kill()  # SIGKILL: the launcher runs no clean-up at all
+        process.wait(10)
+        deadline = time.monotonic() + 20
+        while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_alive(pid) for pid in pids), [p for p in pids if _alive(p)]
+    finally:
+        for pid in pids:  # the tasks run in their own process groups
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
         process.stdout.close()
