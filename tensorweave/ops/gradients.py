@@ -6,6 +6,7 @@ The walk knows nothing about particular ops: it visits the ops between `xs` and 
 last created to the first (creation order is a topological order: inputs exist before their
 consumers), sums each output's incoming gradients, and asks the op's rule for its inputs'.
 """
+from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.indexed_slices import IndexedSlices
@@ -166,9 +167,11 @@ def _aggregate(partials, math_ops):
         return partials[0]
     if all(isinstance(g, IndexedSlices) for g in partials):
         from tensorweave.ops import array_ops
+        indices = [g.indices for g in partials]
+        if len({i.dtype for i in indices}) > 1:  # gathers by int32 and int64 ids: concat
+            indices = [math_ops.cast(i, dtypes.int64) for i in indices]  # needs one dtype
         return IndexedSlices(array_ops.concat([g.values for g in partials], 0),
-                             array_ops.concat([g.indices for g in partials], 0),
-                             partials[0].dense_shape)
+                             array_ops.concat(indices, 0), partials[0].dense_shape)
     dense = [convert_to_tensor(g) for g in partials]
     return math_ops.add_n(dense)
 

@@ -10,7 +10,7 @@ import numbers
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.ops import array_ops, conv_ops, math_ops, random_ops
+from tensorweave.ops import array_ops, conv_ops, math_ops, partitioned_variables, random_ops
 
 _MIN_FUSED_EPSILON = 1.001e-5  # fused_batch_norm raises smaller epsilons to this, as TF does
 
@@ -246,13 +246,12 @@ def in_top_k(predictions, targets, k, name=None):
 # --- embedding_lookup -----------------------------------------------------------------------------
 def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_indices=True,
                      max_norm=None):
-    """Rows of `params` (a tensor or Variable, or a list holding one) at `ids`; the gradient
-    with respect to params is IndexedSlices (only the looked-up rows)."""
-    if isinstance(params, (list, tuple)):
-        if len(params) != 1:
-            raise NotImplementedError(f"embedding_lookup: params sharded into {len(params)} "
-                                      "tensors is not supported yet; pass one tensor")
-        params = params[0]
+    """Rows of `params` at `ids`; the gradient with respect to params is IndexedSlices (only
+    the looked-up rows). `params` is a tensor or Variable, or one table in shards: a list of
+    them or a PartitionedVariable, where `partition_strategy` says which shard holds an id
+    ("mod": id % shards, "div": consecutive ranges) and each shard gathers its own rows."""
+    if isinstance(params, partitioned_variables.PartitionedVariable):
+        params = list(params)
     if partition_strategy not in ("mod", "div"):
         raise ValueError(f"embedding_lookup: partition_strategy must be 'mod' or 'div', got "
                          f"{partition_strategy!r}")
@@ -260,7 +259,12 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
         ids = convert_to_tensor(ids, name="ids")
         if not ids.dtype.is_integer:
             raise TypeError(f"embedding_lookup: ids must be int32 or int64, got {ids.dtype.name}")
-        rows = array_ops.gather(params, ids)
+        if isinstance(params, (list, tuple)):
+            if not params:
+                raise ValueError("embedding_lookup: params is an empty list")
+            rows = partitioned_variables.lookup_rows(params, ids, partition_strategy)
+        else:
+            rows = array_ops.gather(params, ids)
         if max_norm is None:
             return array_ops.identity(rows, name=scope)
         return _clip_rows(rows, max_norm, ids, scope)

@@ -4,8 +4,12 @@
 axis into (one axis only) and creates one variable per piece, `name/part_0`, `name/part_1`,
 ... Under `replica_device_setter` each piece is a separate VariableV2, so the pieces spread
 over the parameter-server tasks. The pieces are gathered in a `PartitionedVariable`, which
-converts to the concatenated tensor wherever a Tensor is expected (matmul, gather,
-embedding_lookup), and every piece remembers which slice of the whole it holds
+converts to the concatenated tensor wherever a Tensor is expected (matmul, gather), while
+`embedding_lookup` treats the pieces as shards (`lookup_rows`): each piece gathers its own
+rows on its own device and gets an IndexedSlices gradient, so only looked-up rows travel.
+As in TF, its default partition_strategy "mod" reads row id // n of piece id % n; "div"
+reads the rows of the concatenated variable. Every piece remembers which slice of the whole
+it holds
 (`_save_slice_info`), so a checkpoint stores the variable as one tensor under its own name and
 restores it into any partitioning.
 
@@ -20,8 +24,8 @@ import numpy as np
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework import tensor_shape
-from tensorweave.framework.constant_op import register_tensor_conversion_function
-from tensorweave.ops import array_ops
+from tensorweave.framework.constant_op import constant, register_tensor_conversion_function
+from tensorweave.ops import array_ops, math_ops
 
 
 class SaveSliceInfo:
@@ -200,6 +204,67 @@ def piece_initializer(initializer, full_shape, offset, piece_shape):
         return array_ops.slice_(initializer, offset, piece_shape)
     value = np.asarray(initializer)
     return value[tuple(slice(o, o + s) for o, s in zip(offset, piece_shape))]
+
+
+# --- looking rows up in shards -------------------------------------------------------------
+def shard_rows(shards):
+    """The row count of each shard (static shapes: a lookup's layout is fixed at build time)."""
+    rows = []
+    for shard in shards:
+        dims = tensor_shape.as_shape(shard.shape)
+        if dims.ndims is None or dims.ndims < 1 or dims.dims[0] is None:
+            raise ValueError(f"embedding_lookup: shard {getattr(shard, 'name', shard)} needs a "
+                             f"known number of rows, got shape {dims}")
+        rows.append(int(dims.dims[0]))
+    return rows
+
+
+def _assign_rows(ids, shards, partition_strategy):
+    """(shard of each id, its row in that shard), as tensors. "mod": id lives in shard
+    id % n at row id // n. "div": shards hold consecutive ranges of ids, in order, as many as
+    each has rows (a partitioned variable's pieces; TF's layout, where the first
+    `total % n` shards have one row more)."""
+    count = len(shards)
+    if partition_strategy == "mod":
+        return math_ops.floormod(ids, count), math_ops.floordiv(ids, count)
+    starts = np.cumsum([0] + shard_rows(shards)[:-1])
+    shard = math_ops.add_n([math_ops.cast(math_ops.greater_equal(ids, int(start)), ids.dtype)
+                            for start in starts[1:]]) if count > 1 else array_ops.zeros_like(ids)
+    offset = array_ops.gather(constant(starts.astype(ids.dtype.np_dtype)), shard)
+    return shard, ids - offset
+
+
+def lookup_rows(shards, ids, partition_strategy):
+    """Rows `ids` of the table stored as `shards` (Variables or Tensors; a PartitionedVariable
+    gives its pieces): each shard gathers its own rows on its own device, so only the rows
+    looked up travel, and the gradient of each shard is IndexedSlices of its rows."""
+    graph = graph_lib.get_default_graph()
+    shards = list(shards)
+    if len(shards) == 1:
+        with graph.colocate_with(shards[0].op):
+            return array_ops.gather(shards[0], ids)
+    flat = array_ops.reshape(ids, [-1])
+    shard_of, row_of = _assign_rows(flat, shards, partition_strategy)
+    rows, positions = [], []
+    for index, shard in enumerate(shards):
+        position = array_ops.squeeze(array_ops.where_indices(math_ops.equal(shard_of, index)),
+                                     axis=[1])
+        local = array_ops.gather(row_of, position)
+        with graph.colocate_with(shard.op):
+            rows.append(array_ops.gather(shard, local))
+        positions.append(position)
+    # The rows in shard order, each put back at its id's position (a sum over a permutation:
+    # its gradient is a dense gather of the rows' gradients, which each shard's gather turns
+    # into IndexedSlices of that shard).
+    gathered = math_ops.unsorted_segment_sum(array_ops.concat(rows, 0),
+                                             array_ops.concat(positions, 0),
+                                             array_ops.size(flat))
+    row_shape = array_ops.slice_(array_ops.shape(gathered), [1], [-1])
+    result = array_ops.reshape(gathered, array_ops.concat([array_ops.shape(ids), row_shape], 0))
+    static = tensor_shape.as_shape(ids.shape).concatenate(
+        tensor_shape.as_shape(shards[0].shape)[1:])
+    result.set_shape(static)
+    return result
 
 
 # --- partitioners -----------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Partitioned variables: the partitioners' choices, get_variable(partitioner=...) pieces and
 their slices, and the whole variable used transparently by matmul, gather, embedding_lookup,
-gradients and optimizers, against the same model with one unpartitioned variable."""
+gradients and optimizers, against the same model with one unpartitioned variable; a sharded
+embedding_lookup ("mod" and "div") against NumPy, with one IndexedSlices gradient per shard."""
 import numpy as np
 import pytest
 
@@ -65,8 +66,9 @@ def _train(partitioner, steps=5):
                         partitioner=partitioner)
     emb = tf.get_variable("emb", initializer=rng.normal(size=(10, 2)).astype(np.float32),
                           partitioner=partitioner)
+    # "div": the pieces hold consecutive rows, as the unpartitioned variable does
     loss = tf.reduce_sum(tf.square(tf.matmul(x, w))) + tf.reduce_sum(
-        tf.nn.embedding_lookup(emb, ids) * tf.gather(emb, [1, 1, 2, 2]))
+        tf.nn.embedding_lookup(emb, ids, partition_strategy="div") * tf.gather(emb, [1, 1, 2, 2]))
     train = tf.train.AdamOptimizer(0.1).minimize(loss)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
@@ -100,3 +102,61 @@ def test_misuse_is_reported():
         tf.get_variable("two_axes", [4, 4], partitioner=lambda shape, dtype: [2, 2])
     with pytest.raises(ValueError, match="returned"):
         tf.get_variable("bad", [4, 4], partitioner=lambda shape, dtype: [5, 1])
+
+
+def _shards(table, count, strategy):
+    if strategy == "mod":
+        return [table[k::count] for k in range(count)]
+    return np.array_split(table, count)  # TF's "div" layout: the first shards one row more
+
+
+@pytest.mark.parametrize("strategy", ["mod", "div"])
+@pytest.mark.parametrize("ids_dtype", [np.int32, np.int64])
+def test_sharded_embedding_lookup_matches_numpy_and_each_shard_gets_its_rows_gradient(
+        strategy, ids_dtype):
+    table = np.arange(22.0).reshape(11, 2)
+    ids = np.array([[0, 5], [10, 3], [7, 7]], ids_dtype)
+    weights = np.arange(12.0).reshape(3, 2, 2)
+    shards = [tf.Variable(s) for s in _shards(table, 3, strategy)]
+    rows = tf.nn.embedding_lookup(shards, ids, partition_strategy=strategy)
+    assert rows.shape.as_list() == [3, 2, 2]
+    grads = tf.gradients(tf.reduce_sum(rows * weights), shards)
+    assert all(isinstance(g, tf.IndexedSlices) for g in grads)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        np.testing.assert_array_equal(sess.run(rows), table[ids])
+        dense = [sess.run(tf.convert_to_tensor(g)) for g in grads]
+        row_counts = [len(sess.run(g.indices)) for g in grads]
+    expected = np.zeros_like(table)
+    np.add.at(expected, ids.ravel(), weights.reshape(-1, 2))
+    for got, want in zip(dense, _shards(expected, 3, strategy)):
+        np.testing.assert_array_equal(got, want)
+    assert sum(row_counts) == ids.size  # only the looked-up rows, in the shard that has them
+
+
+def test_embedding_lookup_on_a_partitioned_variable_treats_its_pieces_as_shards():
+    value = np.arange(20.0, dtype=np.float32).reshape(10, 2)
+    emb = tf.get_variable("emb", initializer=value, partitioner=pv.fixed_size_partitioner(3))
+    ids = tf.constant([9, 0, 4, 3])
+    div = tf.nn.embedding_lookup(emb, ids, partition_strategy="div")
+    mod = tf.nn.embedding_lookup(emb, ids)  # TF's default: row id // 3 of piece id % 3
+    pieces = np.array_split(value, 3)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        np.testing.assert_array_equal(sess.run(div), value[[9, 0, 4, 3]])
+        np.testing.assert_array_equal(sess.run(mod), [pieces[i % 3][i // 3] for i in
+                                                      [9, 0, 4, 3]])
+    with pytest.raises(ValueError, match="partition_strategy"):
+        tf.nn.embedding_lookup(emb, ids, partition_strategy="range")
+
+
+def test_sparse_gradients_gathered_by_int32_and_int64_ids_add_up():
+    table = tf.Variable(np.zeros((5, 2)))
+    loss = tf.reduce_sum(tf.gather(table, tf.constant([1, 3], tf.int32)) * 2.0) + \
+        tf.reduce_sum(tf.gather(table, tf.constant([3, 4], tf.int64)))
+    (grad,) = tf.gradients(loss, [table])
+    assert isinstance(grad, tf.IndexedSlices) and grad.indices.dtype == tf.int64
+    with tf.Session() as sess:
+        sess.run(table.initializer)
+        np.testing.assert_array_equal(sess.run(tf.convert_to_tensor(grad)),
+                                      [[0, 0], [2, 2], [0, 0], [3, 3], [1, 1]])
