@@ -12,7 +12,9 @@ OutOfRangeError, the signal input pipelines stop on. RandomShuffleQueue keeps at
 `min_after_dequeue` elements until it is closed; PaddingFIFOQueue pads each dequeue_many batch
 to its largest element. The accumulator averages (or sums) the gradients it is given, silently
 drops any whose local step is older than its global step, and hands the result to one
-take_grad(N) once N fresh gradients are in; taking advances its global step by one.
+take_grad(N) once N fresh gradients are in; taking advances its global step by one. The
+sparse accumulator does the same with IndexedSlices gradients, averaging each row over the
+gradients that had it.
 """
 import threading
 
@@ -255,26 +257,62 @@ def queue_is_closed(queue):
 
 
 # --- the conditional accumulator ------------------------------------------------------------
-class ConditionalAccumulator:
+class _AccumulatorBase:
+    """What both accumulators share: the global step, the count of fresh gradients, the
+    dropped (stale) ones, and the wait of a take for enough of them."""
+
     def __init__(self, attrs):
         self.name = attrs.get("shared_name") or ""
         self.dtype = attrs["dtype"].np_dtype
         self.shape = attrs.get("shape")
         self.mean = attrs.get("reduction_type", "MEAN") == "MEAN"
         self.cond = threading.Condition(threading.RLock())
-        self.sum = None
         self.count = 0
         self.global_step = 0
         self.dropped = 0  # stale gradients silently dropped, for monitoring
+        self._reset()
+
+    def _check_dtype(self, array, what):
+        if array.dtype != self.dtype:
+            raise errors.InvalidArgumentError(None, None, f"Accumulator '{self.name}' holds "
+                                              f"{self.dtype}, got {what} of {array.dtype}")
+
+    def _is_stale(self, local_step):
+        """Called holding cond: counts a stale gradient as dropped."""
+        if local_step < self.global_step:
+            self.dropped += 1
+            return True
+        return False
+
+    def _take_state(self, step, num_required, what):
+        """Waits for `num_required` fresh gradients; returns (state, count) and starts the
+        next step: the state reset, the global step one more."""
+        if num_required < 1:
+            raise errors.InvalidArgumentError(None, None, f"{what}: num_required must be "
+                                              f">= 1, got {num_required}")
+        with self.cond:
+            _wait(self, step, lambda: self.count >= num_required, what)
+            state, count = self._reset(), self.count
+            self.count = 0
+            self.global_step += 1
+        return state, count
+
+    def set_global_step(self, new_global_step):
+        with self.cond:
+            self.global_step = int(new_global_step)
+
+
+class ConditionalAccumulator(_AccumulatorBase):
+    def _reset(self):
+        """The sum so far (None before the first gradient), replaced by an empty one."""
+        total, self.sum = getattr(self, "sum", None), None
+        return total
 
     def apply(self, local_step, gradient):
         gradient = np.asarray(gradient)
-        if gradient.dtype != self.dtype:
-            raise errors.InvalidArgumentError(None, None, f"Accumulator '{self.name}' holds "
-                                              f"{self.dtype}, got a gradient of {gradient.dtype}")
+        self._check_dtype(gradient, "a gradient")
         with self.cond:
-            if local_step < self.global_step:
-                self.dropped += 1
+            if self._is_stale(local_step):
                 return
             expected = self.sum.shape if self.sum is not None else None
             if (self.shape is not None and not self.shape.is_compatible_with(gradient.shape)) \
@@ -291,21 +329,10 @@ class ConditionalAccumulator:
             self.cond.notify_all()
 
     def take(self, step, num_required):
-        if num_required < 1:
-            raise errors.InvalidArgumentError(None, None, f"take_grad: num_required must be "
-                                              f">= 1, got {num_required}")
-        with self.cond:
-            _wait(self, step, lambda: self.count >= num_required, "take_grad")
-            total, count = self.sum, self.count
-            self.sum, self.count = None, 0
-            self.global_step += 1
+        total, count = self._take_state(step, num_required, "take_grad")
         if self.mean:
             return (total / self.dtype.type(count)).astype(self.dtype, copy=False)
         return total
-
-    def set_global_step(self, new_global_step):
-        with self.cond:
-            self.global_step = int(new_global_step)
 
 
 @register_kernel("ConditionalAccumulator", resource="resource",
@@ -336,3 +363,100 @@ def accumulator_set_global_step(accumulator, new_global_step):
 def accumulator_num_accumulated(accumulator):
     with accumulator.cond:
         return np.array(accumulator.count, np.int32)
+
+
+# --- the sparse conditional accumulator -----------------------------------------------------
+class SparseConditionalAccumulator(_AccumulatorBase):
+    """Accumulates IndexedSlices gradients (indices, values): rows repeated within one
+    gradient add up; with MEAN, each row of the result is divided by the number of gradients
+    that had that row (not by all gradients: a row few workers touched is not shrunk). Stale
+    gradients are dropped, as in the dense accumulator. The result's indices are sorted."""
+
+    def _reset(self):
+        """([(unique sorted indices, their summed rows)] one per gradient, the dense shape
+        the gradients gave), replaced by empty ones."""
+        state = (getattr(self, "pieces", []), getattr(self, "dense_shape", None))
+        self.pieces, self.dense_shape = [], None
+        return state
+
+    def _known_shape(self):
+        if self.shape is None or self.shape.ndims is None:
+            return None
+        return [None if d is None else int(d) for d in self.shape.as_list()]
+
+    def _check(self, indices, values, dense_shape):
+        if indices.ndim != 1 or values.ndim < 1 or values.shape[0] != indices.shape[0]:
+            raise errors.InvalidArgumentError(
+                None, None, f"Sparse accumulator '{self.name}': indices must be a vector with "
+                f"one entry per row of values, got indices {list(indices.shape)} and values "
+                f"{list(values.shape)}")
+        expected = self._known_shape() or (list(dense_shape) if dense_shape is not None
+                                           else None)
+        row_shape = list(values.shape[1:])
+        if expected is not None and (len(expected) != values.ndim or any(
+                want is not None and want != got for want, got in zip(expected[1:], row_shape))):
+            raise errors.InvalidArgumentError(
+                None, None, f"Shape mismatch: sparse accumulator '{self.name}' expects rows of "
+                f"{expected[1:]}, got rows of {row_shape}")
+        rows = expected[0] if expected is not None else None
+        if indices.size and (indices.min() < 0 or (rows is not None and rows >= 0 and
+                                                   indices.max() >= rows)):
+            raise errors.InvalidArgumentError(
+                None, None, f"Sparse accumulator '{self.name}': index out of range [0, {rows}) "
+                f"in {indices.tolist()[:10]}")
+
+    def apply(self, local_step, indices, values, dense_shape=None):
+        indices = np.asarray(indices, np.int64).reshape(-1)
+        values = np.asarray(values)
+        self._check_dtype(values, "values")
+        with self.cond:
+            if self._is_stale(local_step):
+                return
+            self._check(indices, values, dense_shape)
+            unique, where = np.unique(indices, return_inverse=True)
+            summed = np.zeros((unique.size,) + values.shape[1:], self.dtype)
+            np.add.at(summed, where, values)
+            self.pieces.append((unique, summed))
+            if dense_shape is not None:
+                self.dense_shape = [int(d) for d in dense_shape]
+            self.count += 1
+            self.cond.notify_all()
+
+    def take(self, step, num_required):
+        (pieces, dense_shape), _ = self._take_state(step, num_required,
+                                                    "take_indexed_slices_grad")
+        indices = np.concatenate([p[0] for p in pieces])
+        values = np.concatenate([p[1] for p in pieces])
+        unique, where, counts = np.unique(indices, return_inverse=True, return_counts=True)
+        total = np.zeros((unique.size,) + values.shape[1:], self.dtype)
+        np.add.at(total, where, values)
+        if self.mean and unique.size:
+            divisor = counts.astype(self.dtype).reshape((-1,) + (1,) * (total.ndim - 1))
+            total = (total / divisor).astype(self.dtype, copy=False)
+        known = self._known_shape()
+        if known is not None and None not in known:
+            shape = known
+        elif dense_shape is not None:
+            shape = dense_shape
+        else:  # TF reports -1 for what no one said
+            shape = [-1] + list(values.shape[1:])
+        return unique, total, np.array(shape, np.int64)
+
+
+@register_kernel("SparseConditionalAccumulator", resource="resource",
+                 resource_factory=SparseConditionalAccumulator)
+def sparse_conditional_accumulator(accumulator):
+    return _handle(accumulator)
+
+
+@register_kernel("SparseAccumulatorApplyGradient", resource="resource_ref")
+def sparse_accumulator_apply_gradient(accumulator, local_step, indices, values, shape, *,
+                                      has_known_shape):
+    accumulator.apply(int(local_step), indices, values, shape if has_known_shape else None)
+    return ()
+
+
+@register_kernel("SparseAccumulatorTakeGradient", resource="resource_ref", step_context=True,
+                 execution="blocking")
+def sparse_accumulator_take_gradient(step, accumulator, num_required):
+    return accumulator.take(step, int(num_required))

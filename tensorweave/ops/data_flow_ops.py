@@ -12,6 +12,7 @@ from tensorweave.framework import random_seed
 from tensorweave.framework import tensor_shape
 from tensorweave.framework import tensor_util
 from tensorweave.framework.constant_op import convert_to_tensor
+from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import register_op
 from tensorweave.ops import math_ops
 from tensorweave.ops.gradients import not_differentiable
@@ -86,11 +87,36 @@ register_op("AccumulatorSetGlobalStep", inputs=["handle: string", "new_global_st
 register_op("AccumulatorNumAccumulated", inputs=["handle: string"],
             outputs=["num_accumulated: int32"], shape_fn=common_shapes.scalar, stateful=True)
 
+
+
+def _sparse_take_shapes(op):
+    shape = tensor_shape.as_shape(op.inputs[0].op.attrs.get("shape"))
+    rows = tensor_shape.TensorShape([None]).concatenate(shape[1:]) if shape.ndims else \
+        tensor_shape.unknown_shape()
+    return [tensor_shape.TensorShape([None]), rows,
+            tensor_shape.TensorShape([shape.ndims])]
+
+
+register_op("SparseConditionalAccumulator", outputs=["handle: string"],
+            attrs=dict(_RESOURCE_ATTRS, dtype="type", shape=("shape", None),
+                       reduction_type=("string", "MEAN")),
+            shape_fn=common_shapes.scalar, stateful=True)
+register_op("SparseAccumulatorApplyGradient",
+            inputs=["handle: string", "local_step: int64", "gradient_indices: int64",
+                    "gradient_values: dtype", "gradient_shape: int64"],
+            attrs={"dtype": "type", "has_known_shape": "bool"},
+            shape_fn=common_shapes.no_outputs, stateful=True)
+register_op("SparseAccumulatorTakeGradient", inputs=["handle: string", "num_required: int32"],
+            outputs=["indices: int64", "values: dtype", "shape: int64"], attrs={"dtype": "type"},
+            shape_fn=_sparse_take_shapes, stateful=True)
+
 for _name in ("FIFOQueueV2", "PaddingFIFOQueueV2", "RandomShuffleQueueV2", "QueueEnqueueV2",
               "QueueEnqueueManyV2", "QueueDequeueV2", "QueueDequeueManyV2",
               "QueueDequeueUpToV2", "QueueCloseV2", "QueueSizeV2", "QueueIsClosedV2",
               "ConditionalAccumulator", "AccumulatorApplyGradient", "AccumulatorTakeGradient",
-              "AccumulatorSetGlobalStep", "AccumulatorNumAccumulated"):
+              "AccumulatorSetGlobalStep", "AccumulatorNumAccumulated",
+              "SparseConditionalAccumulator", "SparseAccumulatorApplyGradient",
+              "SparseAccumulatorTakeGradient"):
     not_differentiable(_name)
 
 
@@ -249,6 +275,8 @@ class RandomShuffleQueue(QueueBase):
 class ConditionalAccumulator:
     """Averages gradients that are not stale; `take_grad(N)` waits for N of them."""
 
+    _OP_TYPE = "ConditionalAccumulator"
+
     def __init__(self, dtype, shape=None, shared_name=None, name="conditional_accumulator",
                  reduction_type="MEAN"):
         if reduction_type not in ("MEAN", "SUM"):
@@ -258,7 +286,7 @@ class ConditionalAccumulator:
         attrs = {"dtype": self._dtype, "shape": None if shape is None else self._shape,
                  "container": "", "shared_name": shared_name or "",
                  "reduction_type": reduction_type}
-        self._accumulator_ref = make_op("ConditionalAccumulator", [], attrs, name).outputs[0]
+        self._accumulator_ref = make_op(self._OP_TYPE, [], attrs, name).outputs[0]
         self._name = self._accumulator_ref.op.name
 
     @property
@@ -298,6 +326,44 @@ class ConditionalAccumulator:
 
 
 ConditionalAccumulatorBase = ConditionalAccumulator
+
+
+class SparseConditionalAccumulator(ConditionalAccumulator):
+    """Accumulates IndexedSlices gradients; each row of `take_indexed_slices_grad(N)` is the
+    average of that row over the fresh gradients that had it (kernels/data_flow.py)."""
+
+    _OP_TYPE = "SparseConditionalAccumulator"
+
+    def __init__(self, dtype, shape=None, shared_name=None,
+                 name="sparse_conditional_accumulator", reduction_type="MEAN"):
+        super().__init__(dtype, shape, shared_name, name, reduction_type)
+
+    def apply_indexed_slices_grad(self, grad, local_step=0, name=None):
+        return self.apply_grad(grad.indices, grad.values, grad.dense_shape, local_step,
+                               name=name)
+
+    def apply_grad(self, grad_indices, grad_values, grad_shape=None, local_step=0, name=None):
+        values = convert_to_tensor(grad_values, dtype=self._dtype)
+        if self._shape.ndims is not None and values.shape.ndims is not None and \
+                not self._shape[1:].is_compatible_with(values.shape[1:]):
+            raise ValueError(f"Gradient rows of shape {values.shape[1:]} do not match the "
+                             f"accumulator's rows {self._shape[1:]}")
+        indices = _as_int64(grad_indices)
+        known = grad_shape is not None
+        shape = _as_int64(grad_shape if known else [])
+        return make_op("SparseAccumulatorApplyGradient",
+                       [self._accumulator_ref, _as_int64(local_step), indices, values, shape],
+                       {"has_known_shape": known}, name=name or "apply_grad")
+
+    def take_grad(self, num_required, name=None):
+        """(indices, values, shape) of the average."""
+        count = convert_to_tensor(num_required, dtypes_lib.int32)
+        return tuple(make_op("SparseAccumulatorTakeGradient", [self._accumulator_ref, count],
+                             {"dtype": self._dtype}, name=name or "take_grad").outputs)
+
+    def take_indexed_slices_grad(self, num_required, name=None):
+        indices, values, shape = self.take_grad(num_required, name=name)
+        return IndexedSlices(values, indices, shape)
 
 
 def _as_int64(value):

@@ -33,7 +33,9 @@ Where this departs from TF 1.x (REFERENCE.md D.9):
     workers waiting for a token get OutOfRangeError, which ends their MonitoredSession
     normally. A restarted chief releases the workers whose gradients its predecessor had
     read (their count is kept on the parameter server, `sync_rep_awaiting`).
-Sparse (IndexedSlices) gradients are accumulated densely.
+Sparse (IndexedSlices) gradients, an embedding's, go to a SparseConditionalAccumulator and
+stay sparse: only the rows workers touched travel and are applied, and each row is averaged
+over the gradients that had it (as TF does).
 """
 import math
 import threading
@@ -43,6 +45,7 @@ from tensorweave.framework import errors
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import GraphKeys
+from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.ops import array_ops, control_flow_ops, data_flow_ops, math_ops, state_ops
 from tensorweave.ops.variables import Variable, report_uninitialized_variables, \
     global_variables
@@ -127,11 +130,20 @@ class SyncReplicasOptimizer(optimizer_lib.Optimizer):
                     aggregated.append(None)
                     continue
                 with graph.device(var.device):
-                    grad = convert_to_tensor(grad)  # IndexedSlices are accumulated densely
-                    accumulator = data_flow_ops.ConditionalAccumulator(
-                        grad.dtype, shape=var.shape, shared_name=var.name + "/grad_accum")
-                    applies.append(accumulator.apply_grad(grad, local_step=self._local_step))
-                    aggregated.append(accumulator.take_grad(self._num_fresh))
+                    if isinstance(grad, IndexedSlices):
+                        accumulator = data_flow_ops.SparseConditionalAccumulator(
+                            grad.dtype, shape=var.shape, shared_name=var.name + "/grad_accum")
+                        applies.append(accumulator.apply_indexed_slices_grad(
+                            grad, local_step=self._local_step))
+                        aggregated.append(accumulator.take_indexed_slices_grad(
+                            self._num_fresh))
+                    else:
+                        grad = convert_to_tensor(grad)
+                        accumulator = data_flow_ops.ConditionalAccumulator(
+                            grad.dtype, shape=var.shape, shared_name=var.name + "/grad_accum")
+                        applies.append(accumulator.apply_grad(grad,
+                                                              local_step=self._local_step))
+                        aggregated.append(accumulator.take_grad(self._num_fresh))
                 self._accumulator_list.append((accumulator, var.device))
             if not applies:
                 raise ValueError(f"No gradients for any of {[v.name for v in var_list]}")

@@ -2,7 +2,7 @@
 per worker) and worker threads, each with its own graph (between-graph replication) placed by
 replica_device_setter and its own session on its own task, so they share the ps's variables,
 queues and accumulators and each keeps its local step. Closed-form checks: the step
-averages one gradient per worker, 3-of-3 waits for a slow worker while 2-of-3 does not (and
+averages one gradient per worker (per row for sparse gradients), 3-of-3 waits for a slow worker while 2-of-3 does not (and
 counts the slow worker's dropped gradients), a worker whose input ends leaves without holding
 the others, and the chief's end ends the workers waiting for it."""
 import threading
@@ -136,6 +136,40 @@ def test_each_step_averages_one_gradient_per_worker(cluster):
     for runs, w in results.values():
         assert runs == 5  # one gradient per step each: the barrier holds
         np.testing.assert_allclose(w, [-0.5 * 5 * 2.0] * 2)
+
+
+def test_sparse_gradients_stay_sparse_and_each_row_averages_the_workers_that_had_it(cluster):
+    """Worker i looks up rows ids[i] of a table and its loss is c_i times their sum: its
+    gradient is IndexedSlices of value c_i on those rows. A row's step is the mean over the
+    workers whose gradient had it (row 0: c_0 = 1, row 1: (1 + 3) / 2, row 2: c_1 = 3, row 3:
+    nobody), not the dense mean over both workers (0.5, 2, 1.5, 0)."""
+    cluster = cluster(2)
+    ids = [[0, 1], [1, 2]]
+
+    def worker(index):
+        with tf.Graph().as_default(), tf.device(cluster.device_setter(index)):
+            table = tf.Variable(tf.zeros([4, 2]), name="table")
+            step = tf.train.get_or_create_global_step()
+            loss = (1.0 + 2.0 * index) * tf.reduce_sum(tf.nn.embedding_lookup(table,
+                                                                              ids[index]))
+            opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.5), 2, 2)
+            train = opt.minimize(loss, global_step=step)
+            types = {op.type for op in tf.get_default_graph().get_operations()}
+            hooks = [opt.make_session_run_hook(index == 0),
+                     tf.train.StopAtStepHook(last_step=5)]
+            with tf.train.MonitoredTrainingSession(master=cluster.target(index),
+                                                   is_chief=index == 0, hooks=hooks,
+                                                   log_step_count_steps=0) as sess:
+                while not sess.should_stop():
+                    sess.run(train)
+            with tf.Session(cluster.target(index)) as sess:
+                return types, sess.run(table.value())
+
+    results = _run_workers(worker, 2)
+    for types, table in results.values():
+        assert "SparseConditionalAccumulator" in types and "ScatterAdd" in types
+        np.testing.assert_allclose(table, -0.5 * 5 * np.array([[1.0] * 2, [2.0] * 2,
+                                                                [3.0] * 2, [0.0] * 2]))
 
 
 def test_backup_worker_keeps_a_straggler_from_holding_the_step(cluster):
