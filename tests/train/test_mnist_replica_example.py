@@ -43,6 +43,12 @@ def test_sync_replicas_with_a_backup_worker_trains_mnist_and_stops_the_ps(tmp_pa
     assert local[2] < local[0], local
     assert "[ps:0] ps 0: stopped" in result.stdout
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-60")
+    # Only the chief writes TensorBoard summaries: one event file with the loss and accuracy.
+    event_files = [name for name in os.listdir(tmp_path) if "tfevents" in name]
+    assert len(event_files) == 1, event_files
+    tags = {value.tag for event in tf.train.summary_iterator(str(tmp_path / event_files[0]))
+            for value in event.summary.value}
+    assert {"loss", "accuracy"} <= tags, tags
 
 
 @pytest.mark.timeout(60)
