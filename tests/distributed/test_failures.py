@@ -128,6 +128,11 @@ def test_a_hung_task_fails_the_step_within_the_peer_timeout():
                 sess.run(total)  # no operation timeout: only the liveness check ends it
             assert time.monotonic() - start < 6.0
             assert sess.run(local_only) == 6.0
+            # The task resumes: the master reaches it again (its poller thread survived the
+            # abandoned call's socket closing while it was watched).
+            servers.kill("ps", 0, signal.SIGCONT)
+            for _ in range(3):
+                assert sess.run(total, options=tf.RunOptions(timeout_in_ms=20_000)) == 3.0
 
 
 def test_a_port_in_use_is_an_error_not_a_shared_port():
