@@ -86,12 +86,17 @@ def test_a_restarted_worker_rejoins(mode, tmp_path):
     _kill_and_restart(mode, restart=True, tmp_path=tmp_path)
 
 
-def test_a_killed_ps_restarts_empty_and_the_chief_restores_the_latest_checkpoint(tmp_path):
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_killed_ps_restarts_empty_and_the_chief_restores_the_latest_checkpoint(mode,
+                                                                                 tmp_path):
     last_step_file = str(tmp_path / "last_step")
     args = ["--last_step", 10 ** 6, "--last_step_file", last_step_file, "--delay", 0.01]
-    with TrainingCluster(2) as cluster:
+    args += ["--sync", "--aggregate", 2] if mode == "sync" else []
+    workers = 3 if mode == "sync" else 2
+    with TrainingCluster(workers) as cluster:
         cluster.start_worker(0, *args, "--checkpoint_dir", tmp_path, "--save_steps", 20)
-        cluster.start_worker(1, *args)
+        for index in range(1, workers):
+            cluster.start_worker(index, *args)
         cluster.wait_for_progress(0, 60)
         cluster.servers.kill("ps", 0)
         runs_before = cluster.runs(0)
@@ -100,11 +105,11 @@ def test_a_killed_ps_restarts_empty_and_the_chief_restores_the_latest_checkpoint
         last_step = cluster.set_last_step(last_step_file, 40)
         chief_output = []
         results = {index: cluster.result(index, output=chief_output if index == 0 else None)
-                   for index in range(2)}
-    # Two asynchronous workers: the one that sees the last step stops, the other may have
-    # its step in flight (TF's StopAtStepHook does the same), so last_step + 1 is fine. This
-    # was the "301 instead of 300" seen before: each run applied exactly one step (runs =
-    # final step + steps redone after the restore), the extra one is the other worker's.
+                   for index in range(workers)}
+    # The worker that sees the last step stops, another may have its step in flight (TF's
+    # StopAtStepHook does the same), so last_step + 1 is fine. This was the "301 instead of
+    # 300" seen before with two async workers: each run applied exactly one step (runs =
+    # final step + steps redone after the restore), the extra one was the other worker's.
     assert all(last_step <= r["global_step"] <= last_step + 1 for r in results.values()), \
         (last_step, results)
     restored = re.findall(r"Restoring parameters from \S*model\.ckpt-(\d+)", chief_output[0])

@@ -5,6 +5,7 @@ queues and accumulators and each keeps its local step. Closed-form checks: the s
 averages one gradient per worker (per row for sparse gradients), 3-of-3 waits for a slow worker while 2-of-3 does not (and
 counts the slow worker's dropped gradients), a worker whose input ends leaves without holding
 the others, and the chief's end ends the workers waiting for it."""
+import logging
 import threading
 import time
 
@@ -172,7 +173,21 @@ def test_sparse_gradients_stay_sparse_and_each_row_averages_the_workers_that_had
                                                                 [3.0] * 2, [0.0] * 2]))
 
 
-def test_backup_worker_keeps_a_straggler_from_holding_the_step(cluster):
+@pytest.fixture
+def info_logs():
+    """The tensorweave logger's INFO messages during the test."""
+    logger, records = tf.logging.get_logger(), []
+    handler = logging.Handler()
+    handler.emit = lambda record: records.append(record.getMessage())
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    yield records
+    logger.removeHandler(handler)
+    logger.setLevel(level)
+
+
+def test_backup_worker_keeps_a_straggler_from_holding_the_step(cluster, info_logs):
     steps, delay = 150, 0.1
     start = time.monotonic()
     cluster = cluster(3)
@@ -187,6 +202,9 @@ def test_backup_worker_keeps_a_straggler_from_holding_the_step(cluster):
     # straggler's happened to arrive first); every gradient was used or counted.
     assert dropped >= 1 and 2 * steps + dropped <= sum(runs)
     assert all(results[i][2] == dropped for i in range(3))  # one variable, seen by everyone
+    # and the chief's log line every log_every_n_steps (100) steps
+    logged = [m for m in info_logs if m.startswith("SyncReplicas: global step 100, ")]
+    assert len(logged) == 1 and "stale gradients dropped" in logged[0], info_logs
     np.testing.assert_allclose(w, [1.0, 2.0, 3.0], atol=1e-3)  # the loss fell to ~0
 
 
