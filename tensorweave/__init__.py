@@ -64,7 +64,8 @@ from tensorweave.ops.random_ops import (random_normal, random_uniform,  # noqa: 
 from tensorweave.ops.control_flow_ops import group, no_op, tuple, with_dependencies  # noqa: F401, A001
 from tensorweave.ops.data_flow_ops import (QueueBase, FIFOQueue, PaddingFIFOQueue,  # noqa: F401
                                            RandomShuffleQueue, ConditionalAccumulator,
-                                           ConditionalAccumulatorBase)
+                                           ConditionalAccumulatorBase,
+                                           SparseConditionalAccumulator)
 from tensorweave.ops.state_ops import (assign, assign_add, assign_sub, scatter_update,  # noqa: F401
                                        scatter_add, scatter_sub, is_variable_initialized)
 from tensorweave.ops.variables import (Variable, global_variables, all_variables,  # noqa: F401
