@@ -21,10 +21,10 @@ def test_sync_two_of_three_outruns_a_straggler_and_counts_its_dropped_gradients(
         results = [cluster.result(index) for index in range(3)]
     chief = results[0]
     assert all(r["global_step"] == steps for r in results)
-    # Waiting for the straggler would take steps * delay = 40 s.
-    assert chief["seconds"] < 0.25 * steps * delay, results
     assert chief["dropped"] >= 1 and all(r["dropped"] == chief["dropped"] for r in results)
-    assert results[2]["runs"] < steps / 4  # the straggler did few of the steps
+    # Steps did not wait for the straggler: if they had, it would have given a gradient to
+    # each one, as the chief did. (How much faster this is: benchmarks/bench_training.py.)
+    assert results[2]["runs"] < 0.75 * chief["runs"], results
     assert chief["last_loss"] < 1e-3 * chief["first_loss"] and chief["error"] < 1e-3
 
 

@@ -189,15 +189,15 @@ def info_logs():
 
 def test_backup_worker_keeps_a_straggler_from_holding_the_step(cluster, info_logs):
     steps, delay = 150, 0.1
-    start = time.monotonic()
     cluster = cluster(3)
     results = _run_workers(lambda i: _regression_worker(
         cluster, i, 2, 3, steps, delay=delay if i == 2 else 0.0), 3)
-    elapsed = time.monotonic() - start
     runs = [results[i][0] for i in range(3)]
     global_step, dropped, w = results[0][1:]
     assert global_step == steps
-    assert elapsed < 0.5 * steps * delay  # waiting for the straggler would take steps * delay
+    # Steps did not wait for the straggler (then it would have given a gradient to each one,
+    # as the chief did); the time it saves is a benchmark number (bench_training.py).
+    assert runs[2] < 0.75 * runs[0], runs
     # Late gradients are counted (mostly the straggler's; a fast worker's too when the
     # straggler's happened to arrive first); every gradient was used or counted.
     assert dropped >= 1 and 2 * steps + dropped <= sum(runs)
