@@ -59,33 +59,46 @@ class EventFileWriter:
         if not self._closed:
             self._queue.put(event)
 
-    def _write(self, event):
+    def _write(self, *events):
         with self._file_lock:
-            self._records.write(event.SerializeToString())
+            for event in events:
+                self._records.write(event.SerializeToString())
 
     def _flush_file(self):
         with self._file_lock:
             self._records.flush()
 
+    def _next_batch(self, timeout):
+        """The queued events: waits up to `timeout` for one, then takes the rest that are
+        there (one wake-up per batch, not per event: a fast producer is not held back)."""
+        try:
+            batch = [self._queue.get(timeout=timeout)]
+        except queue.Empty:
+            return []
+        while batch[-1] is not _CLOSE:
+            try:
+                batch.append(self._queue.get_nowait())
+            except queue.Empty:
+                break
+        return batch
+
     def _run(self):
         next_flush = time.monotonic() + self._flush_secs
         while True:
+            batch = self._next_batch(max(next_flush - time.monotonic(), 0.0))
             try:
-                item = self._queue.get(timeout=max(next_flush - time.monotonic(), 0.0))
-            except queue.Empty:
-                item = None
-            try:
-                if item is _CLOSE:
+                events = [item for item in batch if item is not _CLOSE]
+                if events and self._error is None:
+                    self._write(*events)
+                if len(events) < len(batch):
                     return
-                if item is not None and self._error is None:
-                    self._write(item)
                 if time.monotonic() >= next_flush:
                     self._flush_file()
                     next_flush = time.monotonic() + self._flush_secs
             except OSError as error:  # a full disk: reported by the next flush() or close()
                 self._error = error
             finally:
-                if item is not None:
+                for _ in batch:
                     self._queue.task_done()
 
     def _raise_thread_error(self):
