@@ -144,6 +144,19 @@ def _blas():
            f"{info[0]['num_threads']} threads"
 
 
+def frameworks_to_compare(compare_tf):
+    """{name: module}: tensorweave, and TF's graph-mode `tf.compat.v1` when compare_tf (in a
+    process running the TF venv's python)."""
+    import tensorweave
+    frameworks = {"tensorweave": tensorweave}
+    if compare_tf:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        import tensorflow
+        tensorflow.compat.v1.disable_eager_execution()
+        frameworks["tensorflow " + tensorflow.__version__] = tensorflow.compat.v1
+    return frameworks
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--compare-tf", action="store_true")
@@ -155,13 +168,7 @@ def main():
         os.execv(python, [python, __file__, "--compare-tf", "--in-venv",
                           "--rounds", str(args.rounds)])
 
-    import tensorweave
-    frameworks = {"tensorweave": tensorweave}
-    if args.compare_tf:
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        import tensorflow
-        tensorflow.compat.v1.disable_eager_execution()
-        frameworks["tensorflow " + tensorflow.__version__] = tensorflow.compat.v1
+    frameworks = frameworks_to_compare(args.compare_tf)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}, NumPy {np.__version__} ({_blas()}); "
           f"{args.rounds} alternating rounds")
