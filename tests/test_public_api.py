@@ -43,6 +43,7 @@ check_numerics verify_tensor_all_finite Assert Print print assert_equal assert_n
 assert_less assert_less_equal assert_greater assert_greater_equal assert_positive assert_negative
 assert_non_negative assert_non_positive assert_rank assert_rank_at_least assert_type
 assert_integer assert_scalar debugging
+summary Summary SummaryMetadata Event SessionLog HistogramProto LogMessage TaggedRunMetadata
 """.split()
 
 SUBMODULES = {
@@ -73,7 +74,10 @@ SUBMODULES = {
              "GlobalStepWaiterHook SecondOrStepTimer SessionManager Scaffold "
              "ChiefSessionCreator WorkerSessionCreator MonitoredSession "
              "SingularMonitoredSession MonitoredTrainingSession SyncReplicasOptimizer "
-             "StopServersHook",
+             "StopServersHook SummarySaverHook summary_iterator",
+    "summary": "scalar histogram image text tensor_summary merge merge_all FileWriter "
+               "FileWriterCache summary_iterator Summary SummaryDescription SummaryMetadata "
+               "Event SessionLog TaggedRunMetadata",
     "errors": "OpError CancelledError UnknownError InvalidArgumentError DeadlineExceededError "
               "NotFoundError AlreadyExistsError PermissionDeniedError ResourceExhaustedError "
               "FailedPreconditionError AbortedError OutOfRangeError UnimplementedError "
