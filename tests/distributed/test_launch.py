@@ -112,11 +112,14 @@ def _launch_sleeping_tasks(workers):
     script = "import os, time\nprint('started', os.getpid(), flush=True)\ntime.sleep(120)\n"
     env = dict(os.environ, PYTHONPATH=REPO)
     env.pop("TF_CONFIG", None)
+    # A shell runs background jobs with SIGINT ignored, and Python then never raises
+    # KeyboardInterrupt: give the launcher the default disposition, as a terminal would.
     process = subprocess.Popen([sys.executable, "-m", "tensorweave.cli.main", "launch", "--ps",
                                 "1", "--workers", str(workers), "--", sys.executable, "-c",
                                 script],
                                stdout=subprocess.PIPE, text=True, env=env, cwd=REPO,
-                               start_new_session=True)
+                               start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     pids = []
     try:
         deadline = time.monotonic() + 60
