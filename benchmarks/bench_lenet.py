@@ -8,10 +8,12 @@ compat.v1 layers need the separate tf_keras package), alternating in one process
 Run with `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE` on machines that pin an older OpenBLAS
 core type (see bench_foundation.py, whose venv and helpers this reuses).
 
-Rows: tensorweave as installed (OpenBLAS with as many threads as cores), tensorweave with BLAS
-limited to one thread (threadpoolctl), and TensorFlow. The middle row is there because on a
-loaded machine OpenBLAS's second thread spin-waits for a core between products and a step can
-take several times longer (measured: 1.3 vs 7.9 steps/s at load average ~5).
+Rows: tensorweave with its defaults (each kernel splits its batch over as many intra-op
+threads as cores, BLAS on one thread per chunk: runtime/devices.py), tensorweave with
+`intra_op_parallelism_threads=1` (every kernel on one thread: what the splitting gains), and
+TensorFlow with its defaults. CPU ms per step (user + system time of the whole process over
+the timed steps) is printed next to the rate: the machine is shared, and CPU time is the part
+of a step that other load does not change much.
 
 Model: two 5x5 convolutions (32 and 64 filters, SAME, ReLU) each followed by 2x2 max pooling,
 dense 1024 (ReLU), dense 10; softmax cross entropy; MomentumOptimizer(0.01, 0.9); batch 64.
@@ -25,7 +27,6 @@ baseline) and after building the model and running the steps; the difference is 
 and its training cost on top of the import.
 """
 import argparse
-import contextlib
 import json
 import os
 import platform
@@ -82,23 +83,27 @@ def lenet(tf, rng):
     return setup, step
 
 
-def measure(tf, steps, seconds_floor):
-    """Training steps per second of one fresh graph and session, after a warm-up."""
+def measure(tf, steps, seconds_floor, intra_op_threads=None):
+    """(training steps per second, CPU ms per step) of one fresh graph and session, after a
+    warm-up; `intra_op_threads` sets ConfigProto.intra_op_parallelism_threads."""
     graph = tf.Graph()
     with graph.as_default():
         setup, step = lenet(tf, np.random.default_rng(0))
-        with tf.Session(graph=graph) as sess:
+        config = None
+        if intra_op_threads is not None:
+            config = tf.ConfigProto(intra_op_parallelism_threads=intra_op_threads)
+        with tf.Session(graph=graph, config=config) as sess:
             setup(sess)
             for i in range(5):
                 step(sess, i)
-            done, start = 0, time.perf_counter()
+            done, start, cpu_start = 0, time.perf_counter(), time.process_time()
             while True:
                 for i in range(steps):
                     step(sess, i)
                 done += steps
                 elapsed = time.perf_counter() - start
                 if elapsed >= seconds_floor:
-                    return done / elapsed
+                    return done / elapsed, (time.process_time() - cpu_start) / done * 1e3
 
 
 def _import(framework):
@@ -139,13 +144,6 @@ def peak_rss(framework, steps):
     return json.loads(out.strip().splitlines()[-1])
 
 
-def _limited_blas(threads):
-    if threads is None:
-        return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
-    return threadpool_limits(threads, user_api="blas")
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--compare-tf", action="store_true")
@@ -165,9 +163,9 @@ def main():
                           str(args.seconds)])
 
     tensorweave = _import("tensorweave")
-    # (label, module, BLAS threads or None for the default, child-process RSS name)
+    # (label, module, intra-op threads or None for the default, child-process RSS name)
     variants = [("tensorweave", tensorweave, None, "tensorweave"),
-                ("tensorweave, 1 BLAS thread", tensorweave, 1, None)]
+                ("tensorweave, intra_op_parallelism_threads=1", tensorweave, 1, None)]
     if args.compare_tf:
         import tensorflow
         variants.append((f"tensorflow {tensorflow.__version__}", _import("tensorflow"), None,
@@ -178,18 +176,20 @@ def main():
           f"{args.rounds} alternating rounds of >= {args.seconds:g} s; load average "
           f"{load_before[0]:.2f} (1 min), {load_before[1]:.2f} (5 min) at start")
     samples = {label: [] for label, *_ in variants}
+    cpu_ms = {label: [] for label, *_ in variants}
     for _ in range(args.rounds):
         for label, module, threads, _ in variants:  # alternate within each round
-            with _limited_blas(threads):
-                samples[label].append(measure(module, args.steps, args.seconds))
+            rate, cpu = measure(module, args.steps, args.seconds, threads)
+            samples[label].append(rate)
+            cpu_ms[label].append(cpu)
     load_after = os.getloadavg()
     print(f"load average at end: {load_after[0]:.2f} (1 min), {load_after[1]:.2f} (5 min)")
     medians = {label: statistics.median(values) for label, values in samples.items()}
     reference = medians[variants[-1][0]] if args.compare_tf else None
     print()
     print(f"| LeNet, batch {BATCH}, Momentum | training steps/s (median) | range over rounds | "
-          f"vs TF | peak RSS, child process |")
-    print("|---|---|---|---|---|")
+          f"vs TF | CPU ms/step (median) | peak RSS, child process |")
+    print("|---|---|---|---|---|---|")
     for label, _, _, rss_name in variants:
         ratio = f"{medians[label] / reference:.2f}x" if reference else ""
         peak = ""
@@ -198,7 +198,15 @@ def main():
             peak = f"{rss['peak_mb']:.0f} MB ({rss['peak_mb'] - rss['import_mb']:.0f} MB " \
                    f"over import)"
         print(f"| {label} | {medians[label]:.1f} | {min(samples[label]):.1f} - "
-              f"{max(samples[label]):.1f} | {ratio} | {peak} |")
+              f"{max(samples[label]):.1f} | {ratio} | {statistics.median(cpu_ms[label]):.0f} | "
+              f"{peak} |")
+    if args.compare_tf:  # the same round's rates ran seconds apart: load drifts less within one
+        reference_label = variants[-1][0]
+        for label, *_ in variants[:-1]:
+            paired = [mine / theirs for mine, theirs in zip(samples[label],
+                                                             samples[reference_label])]
+            print(f"{label} / TF per round: median {statistics.median(paired):.2f}x, "
+                  f"{min(paired):.2f} - {max(paired):.2f}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Kernels of the convolution and pooling ops, and of their gradient primitives.
+"""Kernels of the convolution ops and of their gradient primitives (pooling: nn.py).
 
 No loop runs over pixels: every op loops over kernel offsets (or kernel rows) only, each being
 one strided slice of the input matched with one slice of the output (`_WindowPlan`).
@@ -15,6 +15,7 @@ import threading
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.kernels import intra_op
 from tensorweave.kernels.registry import register_kernel
 
 _CONV_ATTRS = ("strides", "padding", "data_format", "dilations", "explicit_paddings")
@@ -93,7 +94,7 @@ def _plan(height, width, window, strides, dilations, padding, explicit):
     return plan, key
 
 
-def _spatial(values, data_format):
+def spatial(values, data_format):
     """The (H, W) entries of a 4-element attr given in `data_format` order."""
     return (values[2], values[3]) if data_format == "NCHW" else (values[1], values[2])
 
@@ -105,25 +106,25 @@ def _explicit(explicit_paddings, data_format):
     return (pairs[2], pairs[3]) if data_format == "NCHW" else (pairs[1], pairs[2])
 
 
-def _to_nhwc(array, data_format):
+def to_nhwc(array, data_format):
     return array.transpose(0, 2, 3, 1) if data_format == "NCHW" else array
 
 
-def _from_nhwc(array, data_format):
+def from_nhwc(array, data_format):
     if data_format == "NCHW":
         return np.ascontiguousarray(array.transpose(0, 3, 1, 2))
     return array
 
 
-def _nhwc_shape(sizes, data_format):
+def nhwc_shape(sizes, data_format):
     n, *rest = sizes
     return (n, rest[1], rest[2], rest[0]) if data_format == "NCHW" else (n, *rest)
 
 
-def _window_plan_for(x_nhwc, window, attrs):
+def window_plan_for(x_nhwc, window, attrs):
     data_format = attrs["data_format"]
-    return _plan(x_nhwc.shape[1], x_nhwc.shape[2], window, _spatial(attrs["strides"], data_format),
-                 _spatial(attrs.get("dilations") or [1, 1, 1, 1], data_format),
+    return _plan(x_nhwc.shape[1], x_nhwc.shape[2], window, spatial(attrs["strides"], data_format),
+                 spatial(attrs.get("dilations") or [1, 1, 1, 1], data_format),
                  attrs["padding"], _explicit(attrs.get("explicit_paddings"), data_format))
 
 
@@ -161,17 +162,6 @@ def _im2col(x_nhwc, kernel_h, kernel_w, plan, plan_key):
     return cols.reshape(kernel_h * kernel_w * c, -1)
 
 
-def _rows_first(array, data_format):
-    """An NHWC (or NCHW) array viewed as [H, N, W, C]: a range of rows is then one block."""
-    return array.transpose(2, 0, 3, 1) if data_format == "NCHW" else array.transpose(1, 0, 2, 3)
-
-
-def _from_rows_first(array, data_format):
-    """[H, N, W, C] back to a contiguous NHWC (or NCHW) array."""
-    order = (1, 3, 0, 2) if data_format == "NCHW" else (1, 0, 2, 3)
-    return np.ascontiguousarray(array.transpose(order))
-
-
 def _width_columns(source, plan, plan_key, width, kernel_w, tag, into_input):
     """KW copies of `source` ([rows, N, W_src, D]) shifted along the width into a scratch
     [rows, N, width, KW, D] buffer. Forward and filter gradient gather input columns under each
@@ -193,31 +183,35 @@ def _row_pieces(plan, covered_by, size):
     """(i, out rows, in rows) per kernel row; one whose `covered_by` slice (0: out, 1: in) is
     all `size` rows comes first, so it can start the sum without a zero-filled array."""
     pieces = [(i, piece[0], piece[1]) for i, piece in enumerate(plan.rows) if piece is not None]
-    return sorted(pieces, key=lambda piece: not _covers(piece[1 + covered_by], size))
+    return sorted(pieces, key=lambda piece: not covers(piece[1 + covered_by], size))
 
 
-def _covers(rows, size):
+def covers(rows, size):
     return rows.start == 0 and rows.stop == size and rows.step in (None, 1)
 
 
 def _sum_row_products(pieces, size, cols, weights, row_width):
     """sum over kernel rows i of cols[in rows] @ weights[i], added at the out rows of a
     [size, row_width, weights' columns] result. Products other than the first go through a
-    per-thread scratch buffer (fresh arrays would be page-faulted in on every step)."""
+    per-thread scratch buffer (fresh arrays would be page-faulted in on every step); so is the
+    result: use it before the next call."""
     depth, channels = cols.shape[-1], weights.shape[-1]
-    total = None
+    total = _scratch(("row_sum",), (size, row_width, channels), weights.dtype)
+    first = True
     for i, out_h, in_h in pieces:
         rows = cols[in_h].reshape(-1, depth)
-        if total is None and _covers(out_h, size):
-            total = np.matmul(rows, weights[i]).reshape(size, row_width, channels)
+        if first and covers(out_h, size):
+            np.matmul(rows, weights[i], out=total.reshape(-1, channels))
+            first = False
             continue
-        if total is None:
-            total = np.zeros((size, row_width, channels), dtype=weights.dtype)
+        if first:
+            total.fill(0)
+            first = False
         product = np.matmul(rows, weights[i], out=_scratch(
             ("row_product",), (rows.shape[0], channels), weights.dtype))
         total[out_h] += product.reshape(-1, row_width, channels)
-    if total is None:
-        total = np.zeros((size, row_width, channels), dtype=weights.dtype)
+    if first:
+        total.fill(0)
     return total
 
 
@@ -245,94 +239,177 @@ def _check_depth(x_nhwc, filter_shape, what):
 # The filter gradient makes the same choice (it has no partial outputs to add, but with KW*C
 # small its column copies are single elements: LeNet's first layer took 4.5 ms by rows, ~1 ms
 # by im2col); the input gradient always uses rows.
+# Each op splits its batch into chunks for the intra-op threads (intra_op.py): the forward and
+# input gradient write their chunk of the output, the filter gradient sums its chunks' partial
+# gradients. Chunks of less than ~20 MFLOP stay whole.
+_MIN_CHUNK_FLOPS = 20e6
+
+
+def _conv_chunks(batch, out_h, out_w, filter_shape):
+    flops = 2.0 * batch * out_h * out_w * np.prod(filter_shape)
+    return intra_op.batch_bounds(batch, flops, _MIN_CHUNK_FLOPS)
+
+
 @register_kernel("Conv2D")
 def conv2d(input, filter, *, strides, padding, data_format, dilations,  # noqa: A002
            explicit_paddings):
     attrs = _conv_attrs(strides, padding, data_format, dilations, explicit_paddings)
-    x = _to_nhwc(input, data_format)
-    kernel_h, kernel_w, depth, out_channels = filter.shape
+    x = to_nhwc(input, data_format)
     _check_depth(x, filter.shape, "Conv2D")
-    plan, key = _window_plan_for(x, (kernel_h, kernel_w), attrs)
-    n = x.shape[0]
+    plan, key = window_plan_for(x, filter.shape[:2], attrs)
+    n, out_channels = x.shape[0], filter.shape[3]
+    out = np.empty((n, plan.out_h, plan.out_w, out_channels), dtype=filter.dtype)
+    return _split_batch(_conv2d_into, x, filter, plan, key, out, data_format)
+
+
+def _split_batch(compute, source, filter, plan, key, out, data_format):
+    """`out` (NHWC, returned in `data_format`) filled by compute(source chunk, filter, plan,
+    key, out chunk) over the batch chunks."""
+    intra_op.run_chunks(lambda lo, hi: compute(source[lo:hi], filter, plan, key, out[lo:hi]),
+                        _conv_chunks(out.shape[0], plan.out_h, plan.out_w, filter.shape))
+    return from_nhwc(out, data_format)
+
+
+def _conv2d_into(x, filter, plan, key, out):
+    """The convolution of the NHWC `x` written into the contiguous NHWC `out`."""
+    kernel_h, kernel_w, depth, out_channels = filter.shape
     if kernel_w * depth < out_channels:
-        cols = _im2col(x, kernel_h, kernel_w, plan, key)
-        out = np.matmul(cols.T, filter.reshape(-1, out_channels))
-        return _from_nhwc(out.reshape(n, plan.out_h, plan.out_w, out_channels), data_format)
-    cols = _width_columns(_rows_first(input, data_format), plan, key, plan.out_w, kernel_w,
-                          "x_columns", into_input=False)
+        for lo, hi in _image_blocks(x.shape[0], plan.out_h * plan.out_w * filter[..., 0].size):
+            cols = _im2col(x[lo:hi], kernel_h, kernel_w, plan, key)
+            np.matmul(cols.T, filter.reshape(-1, out_channels),
+                      out=out[lo:hi].reshape(-1, out_channels))
+        return
     weights = filter.reshape(kernel_h, kernel_w * depth, out_channels)
-    out = _sum_row_products(_row_pieces(plan, 0, plan.out_h), plan.out_h, cols, weights,
-                            n * plan.out_w)
-    return _from_rows_first(out.reshape(plan.out_h, n, plan.out_w, out_channels), data_format)
+    pieces = _row_pieces(plan, 0, plan.out_h)
+    for lo, hi in _image_blocks(x.shape[0], plan.out_h * plan.out_w * kernel_w * depth):
+        cols = _width_columns(x[lo:hi].transpose(1, 0, 2, 3), plan, key, plan.out_w, kernel_w,
+                              "x_columns", into_input=False)
+        total = _sum_row_products(pieces, plan.out_h, cols, weights, (hi - lo) * plan.out_w)
+        np.copyto(out[lo:hi], total.reshape(plan.out_h, hi - lo, plan.out_w,
+                                            out_channels).transpose(1, 0, 2, 3))
+
+
+# Images per block of the row-decomposed products: the columns of one block (~1 MB) stay in the
+# core's cache for their KH products. Single-thread SGEMM rates for LeNet's second layer: 190
+# (forward), 91 (input gradient), 137 (filter gradient) GFLOP/s over 64 images; 200, 216 and
+# 176 over 8.
+_BLOCK_FLOATS = 1 << 18
+
+
+def _image_blocks(batch, floats_per_image):
+    return intra_op.split(batch, -(-batch * floats_per_image // _BLOCK_FLOATS))
 
 
 @register_kernel("Conv2DBackpropFilter")
 def conv2d_backprop_filter(input, filter_sizes, out_backprop, *, strides, padding,  # noqa: A002
                            data_format, dilations, explicit_paddings):
     attrs = _conv_attrs(strides, padding, data_format, dilations, explicit_paddings)
-    x = _to_nhwc(input, data_format)
-    kernel_h, kernel_w, depth, out_channels = (int(d) for d in filter_sizes)
-    _check_depth(x, (kernel_h, kernel_w, depth, out_channels), "Conv2DBackpropFilter")
-    plan, key = _window_plan_for(x, (kernel_h, kernel_w), attrs)
+    x = to_nhwc(input, data_format)
+    filter_shape = tuple(int(d) for d in filter_sizes)
+    _check_depth(x, filter_shape, "Conv2DBackpropFilter")
+    plan, key = window_plan_for(x, filter_shape[:2], attrs)
+    grad = to_nhwc(out_backprop, data_format)
+
+    def chunk(lo, hi):
+        return _filter_gradient(x[lo:hi], grad[lo:hi], filter_shape, plan, key)
+
+    partials = intra_op.run_chunks(chunk, _conv_chunks(x.shape[0], plan.out_h, plan.out_w,
+                                                       filter_shape))
+    total = partials[0]
+    for partial in partials[1:]:
+        total += partial
+    return total.reshape(filter_shape)
+
+
+def _filter_gradient(x, grad, filter_shape, plan, key):
+    """The filter gradient (a fresh [KH, KW*C, O] array) of NHWC `x` and `grad`."""
+    kernel_h, kernel_w, depth, out_channels = filter_shape
     if kernel_w * depth < out_channels:
-        cols = _im2col(x, kernel_h, kernel_w, plan, key)
-        grad = _to_nhwc(out_backprop, data_format).reshape(-1, out_channels)
-        return np.matmul(cols, grad).reshape(kernel_h, kernel_w, depth, out_channels)
-    cols = _width_columns(_rows_first(input, data_format), plan, key, plan.out_w, kernel_w,
-                          "x_columns", into_input=False)
-    grad = np.ascontiguousarray(_rows_first(out_backprop, data_format)).reshape(
-        plan.out_h, -1, out_channels)
+        dw = np.zeros((kernel_h * kernel_w * depth, out_channels), dtype=grad.dtype)
+        for lo, hi in _image_blocks(x.shape[0], plan.out_h * plan.out_w * kernel_h * kernel_w *
+                                    depth):
+            cols = _im2col(x[lo:hi], kernel_h, kernel_w, plan, key)
+            dw += np.matmul(cols, grad[lo:hi].reshape(-1, out_channels),
+                            out=_scratch(("dw_product",), dw.shape, dw.dtype))
+        return dw
     dw = np.zeros((kernel_h, kernel_w * depth, out_channels), dtype=grad.dtype)
-    for i, out_h, in_h in _row_pieces(plan, 0, plan.out_h):
-        np.matmul(cols[in_h].reshape(-1, kernel_w * depth).T,
-                  grad[out_h].reshape(-1, out_channels), out=dw[i])
-    return dw.reshape(kernel_h, kernel_w, depth, out_channels)
+    pieces = _row_pieces(plan, 0, plan.out_h)
+    for lo, hi in _image_blocks(x.shape[0], plan.out_h * plan.out_w * kernel_w * depth):
+        cols = _width_columns(x[lo:hi].transpose(1, 0, 2, 3), plan, key, plan.out_w, kernel_w,
+                              "x_columns", into_input=False)
+        rows_first = _scratch(("dy_rows",), (plan.out_h, hi - lo) + grad.shape[2:], grad.dtype)
+        np.copyto(rows_first, grad[lo:hi].transpose(1, 0, 2, 3))
+        rows_first = rows_first.reshape(plan.out_h, -1, out_channels)
+        product = _scratch(("dw_product",), dw.shape[1:], dw.dtype)
+        for i, out_h, in_h in pieces:
+            np.matmul(cols[in_h].reshape(-1, kernel_w * depth).T,
+                      rows_first[out_h].reshape(-1, out_channels), out=product)
+            dw[i] += product
+    return dw
 
 
 @register_kernel("Conv2DBackpropInput")
 def conv2d_backprop_input(input_sizes, filter, out_backprop, *, strides, padding,  # noqa: A002
                           data_format, dilations, explicit_paddings):
-    n, height, width, channels = _nhwc_shape([int(d) for d in input_sizes], data_format)
+    n, height, width, channels = nhwc_shape([int(d) for d in input_sizes], data_format)
     kernel_h, kernel_w, depth, out_channels = filter.shape
     if depth != channels:
         raise _invalid(f"Conv2DBackpropInput: input depth {channels} does not match the "
                        f"filter's input depth {depth}")
-    plan, key = _plan(height, width, (kernel_h, kernel_w), _spatial(strides, data_format),
-                      _spatial(dilations, data_format), padding,
+    plan, key = _plan(height, width, (kernel_h, kernel_w), spatial(strides, data_format),
+                      spatial(dilations, data_format), padding,
                       _explicit(explicit_paddings, data_format))
-    cols = _width_columns(_rows_first(out_backprop, data_format), plan, key, width, kernel_w,
-                          "dy_columns", into_input=True)
+    grad = to_nhwc(out_backprop, data_format)
+    dx = np.empty((n, height, width, channels), dtype=filter.dtype)
+    return _split_batch(_input_gradient_into, grad, filter, plan, key, dx, data_format)
+
+
+def _input_gradient_into(grad, filter, plan, key, dx):
+    """The input gradient of the NHWC `grad` written into the contiguous NHWC `dx`."""
+    kernel_h, kernel_w, channels, out_channels = filter.shape
     # One product for all kernel rows ([KW*O] x [KH*C]: N = KH*C columns keep BLAS efficient
     # where N = C alone was not: 9.1 vs 11.0 ms single-thread for LeNet's second layer), then
     # each kernel row's columns are added into its input rows.
     weights = filter.transpose(1, 3, 0, 2).reshape(kernel_w * out_channels, kernel_h * channels)
+    for lo, hi in _image_blocks(dx.shape[0], plan.out_h * dx.shape[2] * kernel_w * out_channels):
+        _input_gradient_block(grad[lo:hi], weights, filter.shape, plan, key, dx[lo:hi])
+
+
+def _input_gradient_block(grad, weights, filter_shape, plan, key, dx):
+    n, height, width, channels = dx.shape
+    kernel_h, kernel_w, _, out_channels = filter_shape
+    cols = _width_columns(grad.transpose(1, 0, 2, 3), plan, key, width, kernel_w, "dy_columns",
+                          into_input=True)
     products = np.matmul(cols.reshape(-1, kernel_w * out_channels), weights, out=_scratch(
-        ("dy_products",), (cols.shape[0] * cols.shape[1], kernel_h * channels), filter.dtype))
+        ("dy_products",), (cols.shape[0] * cols.shape[1], kernel_h * channels), weights.dtype))
     products = products.reshape(plan.out_h, n * width, kernel_h, channels)
-    dx = None
+    total = None
     for i, out_h, in_h in _row_pieces(plan, 1, height):
-        if dx is None and _covers(in_h, height):
-            dx = products[out_h, :, i].copy()
-            continue
-        if dx is None:
-            dx = np.zeros((height, n * width, channels), dtype=filter.dtype)
-        dx[in_h] += products[out_h, :, i]
-    if dx is None:
-        dx = np.zeros((height, n * width, channels), dtype=filter.dtype)
-    return _from_rows_first(dx.reshape(height, n, width, channels), data_format)
+        if total is None:
+            total = _scratch(("dx_rows",), (height, n * width, channels), weights.dtype)
+            if not covers(in_h, height):
+                total.fill(0)
+            else:
+                np.copyto(total, products[out_h, :, i])
+                continue
+        total[in_h] += products[out_h, :, i]
+    if total is None:
+        dx.fill(0)
+        return
+    np.copyto(dx, total.reshape(height, n, width, channels).transpose(1, 0, 2, 3))
 
 
 # --- DepthwiseConv2dNative and its gradients ---------------------------------------------------
 def _depthwise_plan(x, filter_shape, strides, padding, data_format, dilations, explicit_paddings):
     attrs = _conv_attrs(strides, padding, data_format, dilations, explicit_paddings)
     _check_depth(x, filter_shape, "DepthwiseConv2dNative")
-    return _window_plan_for(x, filter_shape[:2], attrs)[0]
+    return window_plan_for(x, filter_shape[:2], attrs)[0]
 
 
 @register_kernel("DepthwiseConv2dNative")
 def depthwise_conv2d_native(input, filter, *, strides, padding, data_format,  # noqa: A002
                             dilations, explicit_paddings):
-    x = _to_nhwc(input, data_format)
+    x = to_nhwc(input, data_format)
     plan = _depthwise_plan(x, filter.shape, strides, padding, data_format, dilations,
                            explicit_paddings)
     n, _, _, channels = x.shape
@@ -340,18 +417,18 @@ def depthwise_conv2d_native(input, filter, *, strides, padding, data_format,  # 
     out = np.zeros((n, plan.out_h, plan.out_w, channels, multiplier), dtype=filter.dtype)
     for i, j, out_h, out_w, in_h, in_w in plan.pieces:
         out[:, out_h, out_w] += x[:, in_h, in_w, :, None] * filter[i, j]
-    return _from_nhwc(out.reshape(n, plan.out_h, plan.out_w, channels * multiplier), data_format)
+    return from_nhwc(out.reshape(n, plan.out_h, plan.out_w, channels * multiplier), data_format)
 
 
 @register_kernel("DepthwiseConv2dNativeBackpropFilter")
 def depthwise_conv2d_native_backprop_filter(input, filter_sizes, out_backprop, *,  # noqa: A002
                                             strides, padding, data_format, dilations,
                                             explicit_paddings):
-    x = _to_nhwc(input, data_format)
+    x = to_nhwc(input, data_format)
     filter_shape = tuple(int(d) for d in filter_sizes)
     plan = _depthwise_plan(x, filter_shape, strides, padding, data_format, dilations,
                            explicit_paddings)
-    grad = _to_nhwc(out_backprop, data_format)
+    grad = to_nhwc(out_backprop, data_format)
     grad = grad.reshape(grad.shape[:3] + filter_shape[2:])
     dw = np.zeros(filter_shape, dtype=grad.dtype)
     for i, j, out_h, out_w, in_h, in_w in plan.pieces:
@@ -362,158 +439,12 @@ def depthwise_conv2d_native_backprop_filter(input, filter_sizes, out_backprop, *
 @register_kernel("DepthwiseConv2dNativeBackpropInput")
 def depthwise_conv2d_native_backprop_input(input_sizes, filter, out_backprop, *, strides,
                                            padding, data_format, dilations, explicit_paddings):
-    shell = np.empty(_nhwc_shape([int(d) for d in input_sizes], data_format), dtype=np.bool_)
+    shell = np.empty(nhwc_shape([int(d) for d in input_sizes], data_format), dtype=np.bool_)
     plan = _depthwise_plan(shell, filter.shape, strides, padding, data_format, dilations,
                            explicit_paddings)
-    grad = _to_nhwc(out_backprop, data_format)
+    grad = to_nhwc(out_backprop, data_format)
     grad = grad.reshape(grad.shape[:3] + filter.shape[2:])
     dx = np.zeros(shell.shape, dtype=filter.dtype)
     for i, j, out_h, out_w, in_h, in_w in plan.pieces:
         dx[:, in_h, in_w] += np.einsum("nhwcm,cm->nhwc", grad[:, out_h, out_w], filter[i, j])
-    return _from_nhwc(dx, data_format)
-
-
-# --- pooling -------------------------------------------------------------------------------------
-def _pool_plan(x_nhwc, ksize, strides, padding, data_format):
-    window = _spatial(ksize, data_format)
-    if (ksize[0], ksize[3] if data_format != "NCHW" else ksize[1]) != (1, 1):
-        raise _invalid(f"pooling over the batch or depth dimension is not supported (ksize "
-                       f"{list(ksize)})")
-    attrs = {"strides": strides, "padding": padding, "data_format": data_format}
-    return _window_plan_for(x_nhwc, window, attrs)[0]
-
-
-@register_kernel("MaxPool")
-def max_pool(input, *, ksize, strides, padding, data_format):  # noqa: A002
-    x = _to_nhwc(input, data_format)
-    plan = _pool_plan(x, ksize, strides, padding, data_format)
-    out, pieces = _start_pooling(x, plan)
-    for _, _, out_h, out_w, in_h, in_w in pieces:
-        view = out[:, out_h, out_w]
-        np.maximum(view, x[:, in_h, in_w], out=view)
-    return _from_nhwc(out, data_format)
-
-
-def _start_pooling(x, plan, empty=-np.inf):
-    """The pooled array started from an offset that reaches every output cell (a copy, one pass
-    fewer than filling first), and the offsets left to fold in."""
-    shape = (x.shape[0], plan.out_h, plan.out_w, x.shape[3])
-    pieces = list(plan.pieces)
-    for piece in pieces:
-        _, _, out_h, out_w, in_h, in_w = piece
-        if _covers(out_h, plan.out_h) and _covers(out_w, plan.out_w):
-            pieces.remove(piece)
-            return x[:, in_h, in_w].copy(), pieces  # a copy even when the slice is all of x
-    return np.full(shape, empty, dtype=x.dtype), pieces
-
-
-def _first_hits(hits, regions, out_shape):
-    """Keeps only each window's first True across the offsets' boolean `hits` (in window
-    order); hits[k] covers the output cells regions[k] (a pair of slices). In place."""
-    waiting = np.ones(out_shape, dtype=np.bool_)
-    for k, (hit, (out_h, out_w)) in enumerate(zip(hits, regions)):
-        still = waiting[:, out_h, out_w]
-        hit &= still
-        if k != len(hits) - 1:
-            still ^= hit  # hit is a subset of still: this clears the served windows
-
-
-def _route_to_max(x, y, plan, source, into_input):
-    """For each window, the first cell (in window order) equal to the window's max gets
-    `source`: scattered into the input's shape (MaxPoolGrad) or gathered from it
-    (MaxPoolGradGrad)."""
-    kernel_h, kernel_w = plan.window
-    n, out_h, out_w, channels = y.shape
-    if plan.tiles:
-        # Windows tile the input: one comparison over the input viewed as [N, OH, kh, OW, kw,
-        # C] and one product. (np.add(..., where=) on strided views was 9x slower for LeNet's
-        # first pooling.)
-        tiled = (n, out_h, kernel_h, out_w, kernel_w, channels)
-        hit = np.equal(x.reshape(tiled), y[:, :, None, :, None, :])
-        everything = (slice(None), slice(None))
-        _first_hits([hit[:, :, a, :, b] for a in range(kernel_h) for b in range(kernel_w)],
-                    [everything] * (kernel_h * kernel_w), y.shape)
-        if into_input:
-            return np.multiply(hit, source[:, :, None, :, None, :],
-                               dtype=source.dtype).reshape(x.shape)
-        return np.multiply(hit, source.reshape(tiled), dtype=source.dtype).sum(axis=(2, 4))
-    hits = [np.equal(x[:, in_h, in_w], y[:, o_h, o_w]) for _, _, o_h, o_w, in_h, in_w in
-            plan.pieces]
-    _first_hits(hits, [(o_h, o_w) for _, _, o_h, o_w, _, _ in plan.pieces], y.shape)
-    result = np.zeros(x.shape if into_input else y.shape, dtype=source.dtype)
-    for hit, (_, _, o_h, o_w, in_h, in_w) in zip(hits, plan.pieces):
-        if into_input:
-            target = result[:, in_h, in_w]
-            target += source[:, o_h, o_w] * hit
-        else:
-            target = result[:, o_h, o_w]
-            target += source[:, in_h, in_w] * hit
-    return result
-
-
-@register_kernel("MaxPoolGrad")
-def max_pool_grad(orig_input, orig_output, grad, *, ksize, strides, padding, data_format):
-    x, y = _to_nhwc(orig_input, data_format), _to_nhwc(orig_output, data_format)
-    plan = _pool_plan(x, ksize, strides, padding, data_format)
-    return _from_nhwc(_route_to_max(x, y, plan, _to_nhwc(grad, data_format), True), data_format)
-
-
-@register_kernel("MaxPoolGradGrad")
-def max_pool_grad_grad(orig_input, orig_output, grad, *, ksize, strides, padding, data_format):
-    x, y = _to_nhwc(orig_input, data_format), _to_nhwc(orig_output, data_format)
-    plan = _pool_plan(x, ksize, strides, padding, data_format)
-    return _from_nhwc(_route_to_max(x, y, plan, _to_nhwc(grad, data_format), False),
-                      data_format)
-
-
-def _inverse_counts(plan, dtype):
-    """1 / (number of input cells in each window): padding cells are not averaged."""
-    return (1 / plan.counts()).astype(dtype)[None, :, :, None]
-
-
-@register_kernel("AvgPool")
-def avg_pool(value, *, ksize, strides, padding, data_format):
-    x = _to_nhwc(value, data_format)
-    plan = _pool_plan(x, ksize, strides, padding, data_format)
-    out, pieces = _start_pooling(x, plan, empty=0)
-    for _, _, out_h, out_w, in_h, in_w in pieces:
-        out[:, out_h, out_w] += x[:, in_h, in_w]
-    out *= _inverse_counts(plan, x.dtype)
-    return _from_nhwc(out, data_format)
-
-
-@register_kernel("AvgPoolGrad")
-def avg_pool_grad(orig_input_shape, grad, *, ksize, strides, padding, data_format):
-    shell = np.empty(_nhwc_shape([int(d) for d in orig_input_shape], data_format), dtype=np.bool_)
-    plan = _pool_plan(shell, ksize, strides, padding, data_format)
-    share = _to_nhwc(grad, data_format) * _inverse_counts(plan, grad.dtype)
-    dx = np.zeros(shell.shape, dtype=grad.dtype)
-    for _, _, out_h, out_w, in_h, in_w in plan.pieces:
-        dx[:, in_h, in_w] += share[:, out_h, out_w]
-    return _from_nhwc(dx, data_format)
-
-
-# --- BiasAdd -------------------------------------------------------------------------------------
-def _channel_axis(ndim, data_format):
-    return 1 if data_format == "NCHW" and ndim >= 3 else ndim - 1
-
-
-@register_kernel("BiasAdd")
-def bias_add(value, bias, *, data_format):
-    axis = _channel_axis(value.ndim, data_format)
-    if value.shape[axis] != bias.shape[0]:
-        raise _invalid(f"BiasAdd: bias of size {bias.shape[0]} does not match dimension {axis} "
-                       f"(size {value.shape[axis]}) of the value of shape {list(value.shape)}")
-    return value + bias.reshape((-1,) + (1,) * (value.ndim - 1 - axis))
-
-
-@register_kernel("BiasAddGrad")
-def bias_add_grad(out_backprop, *, data_format):
-    axis = _channel_axis(out_backprop.ndim, data_format)
-    if axis == out_backprop.ndim - 1:
-        # A vector-matrix product (BLAS) sums the rows ~6x faster than ndarray.sum(axis=0):
-        # 0.12 ms vs 0.83 ms for LeNet's first layer ([50176, 32] float32).
-        rows = out_backprop.reshape(-1, out_backprop.shape[-1])
-        return np.matmul(np.ones(rows.shape[0], dtype=rows.dtype), rows)
-    axes = tuple(a for a in range(out_backprop.ndim) if a != axis)
-    return out_backprop.sum(axis=axes)
+    return from_nhwc(dx, data_format)

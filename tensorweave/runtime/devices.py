@@ -4,10 +4,12 @@
 share of the machine's cores: it runs at most `lanes` of its ops at the same time (lanes =
 inter-op threads // N, at least 1, the inter-op threads defaulting to the core count), so
 the devices of a session together use the inter-op thread pool, and ops on different devices
-really run side by side. With several devices each matrix product gets cores // N BLAS threads
-(or `intra_op_parallelism_threads` when set): two devices running one product each on a
-2-core machine then use one core each instead of fighting over both. BLAS threads are a
-process-wide setting; a session holds its request while it is open and the strictest request
+really run side by side. Each kernel may split its work over cores // N intra-op threads
+(`intra_op_parallelism_threads` when set; kernels/intra_op.py), and BLAS then runs on one
+thread per chunk: OpenBLAS's own threads spin-wait for a core, which on the loaded 2-core
+machine made a LeNet step several times slower (BENCHMARKS.md), and two devices running one
+product each on a 2-core machine use one core each instead of fighting over both. Both are
+process-wide settings; a session holds its request while it is open and the strictest request
 of the open sessions applies. With threadpoolctl missing, BLAS threads are left alone.
 """
 import collections
@@ -17,6 +19,7 @@ import threading
 
 from tensorweave.framework import errors
 from tensorweave.framework.device import DeviceSpec
+from tensorweave.kernels import intra_op
 
 LOCAL_JOB = "localhost"
 SUPPORTED_DEVICE_TYPES = ("CPU",)
@@ -97,16 +100,15 @@ def local_devices(config, job=LOCAL_JOB, replica=0, task=0):
 
 
 def blas_threads_for(config, num_devices):
-    """BLAS threads a session asks for, or None to leave the process setting alone."""
+    """The intra-op threads a session asks for (the cores one kernel may use)."""
     if config.intra_op_parallelism_threads and config.intra_op_parallelism_threads > 0:
         return int(config.intra_op_parallelism_threads)
-    if num_devices > 1:
-        return max(1, cpu_count() // num_devices)
-    return None
+    return max(1, cpu_count() // num_devices)
 
 
 class _BlasThreadLimits:
-    """Process-wide BLAS thread count: the minimum of the open sessions' requests."""
+    """Process-wide intra-op thread count, the minimum of the open sessions' requests, and
+    one BLAS thread while any session is open (kernels split their own work)."""
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -140,6 +142,15 @@ class _BlasThreadLimits:
         wanted = min(self._requests.values()) if self._requests else None
         if wanted == self._applied:
             return
+        was_open, self._applied = self._applied is not None, wanted
+        if (wanted is not None) != was_open:
+            self._limit_blas(wanted is not None)
+        # Without a BLAS limit (no threadpoolctl) kernels stay whole: split chunks each calling
+        # multi-threaded BLAS burned 7x the CPU of a LeNet step.
+        intra_op.set_threads(wanted if wanted is not None and self._limiter is not None else 1)
+
+    def _limit_blas(self, one_thread):
+        """BLAS on one thread, or back to its own setting (left alone without threadpoolctl)."""
         try:
             if self._controller is None:
                 from threadpoolctl import ThreadpoolController
@@ -149,9 +160,8 @@ class _BlasThreadLimits:
         if self._limiter is not None:
             self._limiter.restore_original_limits()
             self._limiter = None
-        if wanted is not None:
-            self._limiter = self._controller.limit(limits=wanted, user_api="blas")
-        self._applied = wanted
+        if one_thread:
+            self._limiter = self._controller.limit(limits=1, user_api="blas")
 
 
 blas_thread_limits = _BlasThreadLimits()
