@@ -1,5 +1,6 @@
 """`tf.summary.FileWriterCache`: one FileWriter per log directory, shared by whoever writes
 there (SummarySaverHook, StepCounterHook, user code), so that one run has one event file."""
+import atexit
 import os
 import threading
 
@@ -34,3 +35,6 @@ class FileWriterCache:
 
 
 event_file.register_writer_cache(FileWriterCache.get)
+# A process that ends without clear() (a training script, a worker) still leaves complete event
+# files: at exit, every cached writer writes what is queued and closes.
+atexit.register(FileWriterCache.clear)

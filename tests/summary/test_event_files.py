@@ -4,6 +4,8 @@ import glob
 import os
 import socket
 import struct
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -215,6 +217,17 @@ def test_file_writer_cache_shares_one_writer_per_directory(tmp_path):
     kinds = [e.WhichOneof("what") for e in tf.train.summary_iterator(only_event_file(
         tmp_path / "a"))]
     assert kinds == ["file_version", "graph_def"]  # the default graph, as in TF
+
+
+def test_a_process_that_never_closes_its_cached_writer_still_writes_everything(tmp_path):
+    script = ("import sys, tensorweave as tf\n"
+              "writer = tf.summary.FileWriterCache.get(sys.argv[1])\n"
+              "for step in range(50):\n"
+              "    writer.add_summary(tf.Summary(value=[tf.Summary.Value(tag='x', "
+              "simple_value=step)]), step)\n")  # and exits: no flush, no close
+    subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True, timeout=50)
+    events = list(tf.train.summary_iterator(only_event_file(tmp_path)))
+    assert [event.step for event in events if event.HasField("summary")] == list(range(50))
 
 
 def test_public_names_are_the_same_objects():  # the names themselves: tests/test_public_api.py
