@@ -12,8 +12,11 @@ client in its own process against its own server, as between-graph training does
   mlp       asynchronous between-graph MLP 784-512-512-10, Adam, batch 128, 1 ps + 2 workers:
             aggregate steps/s of the two workers running at the same time.
 Both frameworks get the same thread policy, the one `tensorweave launch` applies: every task
-asks for cores // tasks intra-op threads (ConfigProto.intra_op_parallelism_threads, for the
-server and the session); `--tf-default-threads` also measures TF with its own defaults.
+asks for cores // tasks (at least 1) intra-op (BLAS) and inter-op threads
+(ConfigProto.intra_op_parallelism_threads / inter_op_parallelism_threads, for the server and
+the session): one thread each for the MLP's three tasks on two cores, as issue 5 states it.
+`--tf-default-threads` also measures TF with its own defaults. The MLP also reports the CPU
+time of its three processes per global step, which the machine's load does not change.
 Run with `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE` on this workplace (see BENCHMARKS.md).
 """
 import argparse
@@ -58,9 +61,12 @@ def framework(name):
 
 
 def config(tf, args):
+    """One thread policy for both frameworks: `args.threads` intra-op (BLAS) and inter-op
+    threads per task; 0 leaves each framework's defaults."""
     if not args.threads:
         return None
-    return tf.ConfigProto(intra_op_parallelism_threads=args.threads)
+    return tf.ConfigProto(intra_op_parallelism_threads=args.threads,
+                          inter_op_parallelism_threads=args.threads)
 
 
 def role_ps(args):
@@ -240,6 +246,16 @@ class Process:
         self.process.wait()
 
 
+def process_cpu_seconds(process):
+    """User + system CPU seconds of a role's process so far (Linux /proc; None elsewhere)."""
+    try:
+        with open(f"/proc/{process.process.pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def threads_per_task(num_tasks, default_threads):
     return 0 if default_threads else max(1, (os.cpu_count() or 1) // num_tasks)
 
@@ -292,10 +308,18 @@ def run_mlp(python, name, seconds, default_threads=False):
                            seconds=seconds, threads=threads) for i in range(2)]
         for worker in workers:
             worker.wait_for("READY")
+        before = [process_cpu_seconds(p) for p in workers + [ps]]
         for worker in workers:
             worker.go()
         rates = [json.loads(w.wait_for("RESULT "))["steps_per_s"] for w in workers]
-        return {"mlp_steps_s": sum(rates), "mlp_per_worker": rates}
+        after = [process_cpu_seconds(p) for p in workers + [ps]]
+        result = {"mlp_steps_s": sum(rates), "mlp_per_worker": rates}
+        if None not in before + after:
+            # CPU of the three processes per global step: what the load on the machine does
+            # not change (the rate depends on the share of the two cores the tasks get).
+            result["mlp_cpu_ms_per_step"] = 1e3 * (sum(after) - sum(before)) / (
+                sum(rates) * seconds)
+        return result
     finally:
         for process in workers + [ps]:
             process.stop()
@@ -364,6 +388,10 @@ def main():
                 f"; raw tcp {tcp:.0f} MB/s", flush=True)
     med = {name: {k: statistics.median(v) for k, v in values.items() if k != "mlp_per_worker"}
            for name, values in samples.items()}
+    if "tensorflow" in samples:  # the MLP ratio round by round: both ran in the same round
+        paired = [ours / theirs for ours, theirs in zip(samples["tensorweave"]["mlp_steps_s"],
+                                                        samples["tensorflow"]["mlp_steps_s"])]
+        print("MLP tw / tf per round: " + ", ".join(f"{ratio:.2f}" for ratio in paired))
     tw, tcp = med["tensorweave"], med["tcp"]["tcp_mb_s"]
     tf = med.get("tensorflow")
     print()
@@ -381,6 +409,11 @@ def main():
         print(f"| {label} | {tw[key]:,.1f} | {theirs} | {ratio} | {requirement} |")
     print(f"| raw loopback TCP stream, same run (MB/s) | {tcp:,.0f} | | tw transfer = "
           f"{tw['transfer_mb_s'] / tcp:.0%} of it | >= 50% |")
+    if "mlp_cpu_ms_per_step" in tw and tf and "mlp_cpu_ms_per_step" in tf:
+        ours, theirs = tw["mlp_cpu_ms_per_step"], tf["mlp_cpu_ms_per_step"]
+        print(f"| MLP CPU per global step, 3 processes (ms) | {ours:.2f} | {theirs:.2f} | "
+              f"{theirs / ours:.2f}x less | |")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     default = med.get("tensorflow (default threads)")
     if default:
         print(f"\nTensorFlow with its default thread pools: transfer "
