@@ -71,14 +71,21 @@ def test_between_graph_async_training_by_two_workers_sharing_one_ps():
     assert "[ps:0] ps 0 stopped" in lines  # the ps was told to shut down; its join returned
 
 
-def test_a_failing_worker_stops_every_task_and_sets_the_exit_status():
+def test_a_failing_worker_stops_every_task_and_sets_the_exit_status(tmp_path):
+    # The failing worker waits until the ps has said hello (a marker file, at most 30 s):
+    # under load the ps could otherwise be stopped before its first line.
     script = ("import json, os, sys, time\n"
               "task = json.loads(os.environ['TF_CONFIG'])['task']\n"
-              "print('hello from', task['type'], task['index'])\n"
-              "if task['type'] == 'worker' and task['index'] == 1: sys.exit(3)\n"
+              "print('hello from', task['type'], task['index'], flush=True)\n"
+              "if task['type'] == 'ps': open(sys.argv[1], 'w').close()\n"
+              "if task['type'] == 'worker' and task['index'] == 1:\n"
+              "    deadline = time.monotonic() + 30\n"
+              "    while not os.path.exists(sys.argv[1]) and time.monotonic() < deadline:\n"
+              "        time.sleep(0.05)\n"
+              "    sys.exit(3)\n"
               "time.sleep(60)\n")
     result = run_cli("launch", "--ps", "1", "--workers", "2", "--", sys.executable, "-c",
-                     script, timeout=60)
+                     script, str(tmp_path / "ps_said_hello"), timeout=60)
     assert result.returncode == 3
     assert "[worker:1] hello from worker 1" in result.stdout
     assert "[ps:0] hello from ps 0" in result.stdout
