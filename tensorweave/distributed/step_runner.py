@@ -30,7 +30,8 @@ def run(plan, feed_values, step_id, rendezvous, token, timeout=None, step_stats=
         on_idle=None):
     """Runs `plan`; returns its values list (slots). Raises the step's error. `on_idle()` is
     called whenever the thread is about to wait for an asynchronous kernel."""
-    context = scheduler.StepContext(step_id, plan.device, rendezvous, token)
+    context = scheduler.StepContext(step_id, plan.device, rendezvous, token,
+                                    plan.resource_manager)
     values = [None] * plan.num_slots
     for tensor, slot in plan.feed_slots.items():
         values[slot] = feed_values[tensor]

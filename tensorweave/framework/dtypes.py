@@ -120,6 +120,9 @@ uint8 = DType("uint8", np.uint8, 4)
 uint16 = DType("uint16", np.uint16, 17)
 bool = DType("bool", np.bool_, 10)  # noqa: A001 - TF exposes tf.bool
 string = DType("string", np.object_, 7)
+# A host-side Python object that never leaves its device (a while loop's per-iteration history,
+# read by its gradient): not a NumPy dtype, so not in ALL_DTYPES and never serialized as data.
+variant = DType("variant", np.object_, 21)
 half = float16
 double = float64
 
@@ -131,6 +134,7 @@ NUMERIC = FLOATING + INTEGER
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"half": float16, "double": float64, "float": float32, "int": int32})
 _BY_ENUM = {d.as_datatype_enum: d for d in ALL_DTYPES}
+_BY_NAME[variant.name] = _BY_ENUM[variant.as_datatype_enum] = variant
 _BY_NP = {d.np_dtype: d for d in ALL_DTYPES if d is not string}
 _PY_TYPES = {float: float32, int: int32, builtins.bool: bool, str: string, bytes: string}
 

@@ -215,6 +215,8 @@ class Graph:
                 name = self.unique_name(name or op_type)
             if not _VALID_OP_NAME.match(name):
                 raise ValueError(f"{name!r} is not a valid op name")
+            if self._building_function:  # a function body: outer tensors become its inputs
+                inputs = self._capture_inputs(inputs)
             flat_inputs = bind_inputs(self, op_def, name, inputs, attrs)
             out_dtypes = output_dtypes(op_def, name, attrs)
             state = self._state()

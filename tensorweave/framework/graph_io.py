@@ -47,6 +47,9 @@ def _encode_attr(kind, value):
     elif kind == "list(shape)":
         proto.list.shape.extend(tensor_util.shape_to_proto(v) for v in value)
         proto.list.SetInParent()
+    elif kind == "func":  # a function body (function_graph.FuncGraph): [name, its GraphDef]
+        proto.list.s.extend([value.name.encode(),
+                             graph_to_graph_def(value).SerializeToString()])
     else:
         raise ValueError(f"Cannot serialize attr of kind {kind!r}")
     return proto
@@ -81,6 +84,11 @@ def _decode_attr(kind, proto):
         return [v.decode() for v in proto.list.s]
     if kind == "list(shape)":
         return [tensor_util.shape_from_proto(v) for v in proto.list.shape]
+    if kind == "func":
+        from tensorweave.framework import function_graph  # it imports this module
+        name, graph_def = proto.list.s
+        return function_graph.FuncGraph.from_graph_def(
+            graph_pb2.GraphDef.FromString(graph_def), name.decode())
     raise ValueError(f"Cannot deserialize attr of kind {kind!r}")
 
 

@@ -1,7 +1,109 @@
-"""Kernels of the control-flow ops."""
+"""Kernels of the control-flow ops: NoOp and the functional ops If, While and WhileGrad.
+
+The functional ops run function bodies (their "func" attrs) through `step.run_function(func,
+inputs)`, which the runtime provides on the step context (runtime/functions.py): this module
+never sees a graph. They are "blocking" kernels: a loop may run for long, so it holds no
+device lane, and it stops between two ops of its body once the step is cancelled (a deadline,
+Session.close(), a failure elsewhere).
+
+While keeps, when built with back_prop, the loop variables each iteration started from (the
+`history` output, a host object of dtype variant, references only: no copy); WhileGrad walks
+it backwards, evaluating the body's gradient function at each saved iteration input.
+"""
+import numpy as np
+
+from tensorweave.framework import errors
 from tensorweave.kernels.registry import register_kernel
 
 
 @register_kernel("NoOp")
 def no_op():
     return ()
+
+
+def _outputs(values):
+    """A kernel's result: the single array of a one-output op, else a tuple."""
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def _predicate(value, what):
+    array = np.asarray(value)
+    if array.shape != () or array.dtype != np.bool_:
+        raise errors.InvalidArgumentError(
+            None, None, f"{what} must be a scalar bool, got a value of shape "
+            f"{list(array.shape)} and dtype {array.dtype}")
+    return bool(array)
+
+
+@register_kernel("If", step_context=True, execution="blocking")
+def if_(step, cond, *inputs, Tin, Tout, then_branch, else_branch, output_shapes):
+    branch = then_branch if _predicate(cond, "the predicate of tf.cond") else else_branch
+    return _outputs(step.run_function(branch, list(inputs)))
+
+
+class LoopHistory:
+    """The loop variables of each iteration of one While run, in order (a variant value)."""
+
+    __slots__ = ("iterations",)
+
+    def __init__(self):
+        self.iterations = []
+
+    def __len__(self):
+        return len(self.iterations)
+
+    def __repr__(self):
+        return f"<LoopHistory of {len(self.iterations)} iterations>"
+
+
+def _check_invariants(values, shapes, iteration):
+    for index, (value, shape) in enumerate(zip(values, shapes)):
+        if shape is None or shape.ndims is None:
+            continue
+        actual = np.shape(value)
+        if not shape.is_compatible_with(actual):
+            raise errors.InvalidArgumentError(
+                None, None, f"loop variable {index} has shape {list(actual)} after iteration "
+                f"{iteration}, which is not compatible with its shape invariant {shape}; "
+                "pass a less specific shape in shape_invariants")
+
+
+@register_kernel("While", step_context=True, execution="blocking")
+def while_(step, *inputs, T, Tout, cond, body, num_cond_captures, parallel_iterations,
+           back_prop, output_shapes):
+    count = len(Tout)
+    loop_vars = list(inputs[:count])
+    cond_captures = list(inputs[count:count + num_cond_captures])
+    body_captures = list(inputs[count + num_cond_captures:])
+    history = LoopHistory()
+    iteration = 0
+    while True:
+        step.cancellation.raise_if_cancelled()
+        keep_going = step.run_function(cond, loop_vars + cond_captures)[0]
+        if not _predicate(keep_going, "the result of the while_loop condition"):
+            break
+        if back_prop:
+            history.iterations.append(loop_vars)
+        loop_vars = step.run_function(body, loop_vars + body_captures)
+        iteration += 1
+        _check_invariants(loop_vars, output_shapes, iteration)
+    return tuple(loop_vars) + (history,)
+
+
+@register_kernel("WhileGrad", step_context=True, execution="blocking")
+def while_grad(step, history, *inputs, Tcaptures, T, body_grad):
+    """Gradients of a While's loop variables and body captures, from those of its outputs."""
+    count = len(T)
+    captures = list(inputs[:len(Tcaptures)])
+    grads = list(inputs[len(Tcaptures):])
+    if not isinstance(history, LoopHistory):
+        raise errors.InvalidArgumentError(None, None, "the history input must come from a "
+                                          "While built with back_prop=True")
+    captured_grads = [np.zeros_like(np.asarray(c)) for c in captures]
+    for loop_vars in reversed(history.iterations):
+        step.cancellation.raise_if_cancelled()
+        results = step.run_function(body_grad, list(loop_vars) + captures + grads)
+        grads = results[:count]
+        for index, grad in enumerate(results[count:]):
+            captured_grads[index] = captured_grads[index] + grad
+    return _outputs(grads + captured_grads)

@@ -27,7 +27,9 @@ each step and partition; kernels rely only on this interface:
   step.rendezvous     `send(key, value)`, `recv_async(key, callback(value, error))`;
   step.make_key(src_device, dst_device, tensor_name)  the rendezvous key within this step;
   step.cancellation   the step's token: `cancelled`, `error`, `add_callback(fn(error)) -> id`,
-                      `remove_callback(id)`, `raise_if_cancelled()`.
+                      `remove_callback(id)`, `raise_if_cancelled()`;
+  step.run_function(func, inputs)  runs a function body (a "func" attr: If, While) on this
+                      device within this step, returns its outputs (runtime/functions.py).
 `execution` says how the executor runs a kernel:
   "sync"      it computes and returns (the default);
   "blocking"  it may wait (a dequeue on an empty queue, take_grad before N gradients); it runs

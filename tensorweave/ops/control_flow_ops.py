@@ -1,4 +1,5 @@
-"""Control-flow ops of the foundation: NoOp, group, tuple, with_dependencies."""
+"""Control-flow ops: NoOp, group, tuple, with_dependencies; cond and case (cond_ops.py) and
+while_loop (while_ops.py) are re-exported here, where TF 1.x keeps them."""
 import builtins
 
 from tensorweave.framework import common_shapes
@@ -6,8 +7,10 @@ from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.op_def import register_op
 from tensorweave.ops import array_ops
+from tensorweave.ops.cond_ops import case, cond  # noqa: F401 - re-exported
 from tensorweave.ops.gradients import not_differentiable
 from tensorweave.ops.op_util import make_op
+from tensorweave.ops.while_ops import while_loop  # noqa: F401 - re-exported
 
 register_op("NoOp", shape_fn=common_shapes.no_outputs, doc="Does nothing; a control point.")
 not_differentiable("NoOp")

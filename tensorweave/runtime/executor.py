@@ -88,6 +88,7 @@ class PartitionPlan:
 
     def __init__(self, part, resource_manager, step_fetches=()):
         self.device = part.device
+        self.resource_manager = resource_manager  # for the function bodies its ops run
         slots = {}
         for tensor in part.feeds:
             slots[tensor] = len(slots)

@@ -22,6 +22,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.runtime import executor
+from tensorweave.runtime import functions
 from tensorweave.runtime import rendezvous as rendezvous_lib
 
 BLOCKING, ASYNC, SYNC = executor.BLOCKING, executor.ASYNC, executor.SYNC
@@ -30,16 +31,21 @@ BLOCKING, ASYNC, SYNC = executor.BLOCKING, executor.ASYNC, executor.SYNC
 class StepContext:
     """What step-context kernels see (kernels/registry.py documents the interface)."""
 
-    __slots__ = ("step_id", "device", "rendezvous", "cancellation")
+    __slots__ = ("step_id", "device", "rendezvous", "cancellation", "resource_manager")
 
-    def __init__(self, step_id, device, rendezvous, cancellation):
+    def __init__(self, step_id, device, rendezvous, cancellation, resource_manager=None):
         self.step_id = step_id
         self.device = device
         self.rendezvous = rendezvous
         self.cancellation = cancellation
+        self.resource_manager = resource_manager
 
     def make_key(self, src_device, dst_device, tensor_name):
         return rendezvous_lib.make_key(src_device, dst_device, tensor_name, self.step_id)
+
+    def run_function(self, func, inputs):
+        """Runs a function body (If / While kernels) on this device, within this step."""
+        return functions.run_function(self, func, inputs)
 
 
 class DeviceLanes:
@@ -158,7 +164,8 @@ class ParallelStep:
         self.done = threading.Event()
         self.step_stats = step_stats
         self.runs = [_PartitionRun(self, plan, runtime, StepContext(
-            step_id, plan.device, self.rendezvous, token)) for plan in plans]
+            step_id, plan.device, self.rendezvous, token, plan.resource_manager))
+            for plan in plans]
         self._abort_id = token.add_callback(self.rendezvous.abort)
 
     def start(self, feed_values):

@@ -1,0 +1,182 @@
+"""Function bodies: the private sub-graphs that functional ops (If, While) run.
+
+A FuncGraph is a Graph traced from a Python callable while it is the default graph. Its
+arguments are Placeholder ops (`inputs`, in order); its results are Identity ops (`outputs`).
+A tensor of an enclosing graph used inside the body is *captured*: the body gets a new
+placeholder for it and the outer tensor becomes an extra input of the functional op
+(`captured_outer`, aligned with the placeholders after the arguments). Captures go through
+every enclosing function, so a body nested two deep sees an outer tensor as an input of both
+functional ops.
+
+Variables are the exception. A variable's storage (its VariableV2 ref output) is not captured
+as a value but *mirrored*: the body gets its own VariableV2 op naming the same (container,
+shared_name), so the runtime binds it to the same storage cell. This is what lets
+`tf.assign(v, ...)` and `v.read_value()` inside a branch or loop body update and read the live
+variable. Reading a tf.Variable the usual way (`v * 2`) uses its snapshot, an ordinary outer
+tensor, which is captured as a value when the functional op starts (as TF 1.x's Enter does), and
+gradients flow to the variable through it.
+
+`targets` are the stateful ops of the body that run even when no output depends on them
+(assign, print, assert): a branch's side effects happen exactly when the branch is taken.
+
+A FuncGraph is the value of a "func" attr. graph_io serializes it as its name and its own
+GraphDef, whose argument and result ops carry the private attrs `_arg_index` /
+`_retval_index` and whose targets carry `_function_target`, so a body survives GraphDef
+round trips and the trip to remote workers.
+"""
+from tensorweave.framework.graph import Graph, Operation, Tensor
+
+ARG_INDEX = "_arg_index"
+RETVAL_INDEX = "_retval_index"
+TARGET = "_function_target"
+# Stateful ops that are storage or inputs, not effects: never targets of their own.
+_NOT_EFFECTS = ("VariableV2", "Placeholder")
+
+
+class FuncGraph(Graph):
+    """The body of one function; the default graph while its Python callable is traced."""
+
+    def __init__(self, name, outer_graph=None):
+        super().__init__()
+        self.name = name
+        self.outer_graph = outer_graph
+        self._building_function = outer_graph is not None
+        self.inputs = []           # argument placeholders, then capture placeholders
+        self.num_args = 0
+        self.outputs = []
+        self.targets = []
+        self.captured_outer = []   # outer-graph tensors behind the capture placeholders
+        self._captures = {}        # captured tensor (any enclosing graph) -> its placeholder
+        self.mirrored_variables = []  # the original VariableV2 ops mirrored here
+        self._mirrors = {}
+        self.outer_control_inputs = []
+        if outer_graph is not None:
+            self.seed = outer_graph.seed
+
+    # --- building -------------------------------------------------------------------------------
+    def add_argument(self, dtype, shape, name):
+        """A new argument placeholder (arguments come before any capture)."""
+        if self._captures:
+            raise AssertionError("FuncGraph: arguments must be added before any capture")
+        tensor = self._placeholder(dtype, shape, name)
+        self.num_args += 1
+        return tensor
+
+    def _placeholder(self, dtype, shape, name):
+        op = self.create_op("Placeholder", [], {"dtype": dtype, "shape": shape}, name=name)
+        op._set_attr(ARG_INDEX, len(self.inputs))
+        self.inputs.append(op.outputs[0])
+        return op.outputs[0]
+
+    def _is_enclosing(self, graph):
+        outer = self.outer_graph
+        while outer is not None:
+            if outer is graph:
+                return True
+            outer = getattr(outer, "outer_graph", None)
+        return False
+
+    def _capture_inputs(self, inputs):
+        return [[self.capture(t) for t in value] if isinstance(value, (list, tuple))
+                else self.capture(value) for value in inputs]
+
+    def capture(self, tensor):
+        """The body's stand-in for `tensor` of an enclosing graph (itself if it is local)."""
+        if not isinstance(tensor, Tensor) or tensor.graph is self:
+            return tensor
+        if not self._is_enclosing(tensor.graph):
+            return tensor  # bind_inputs reports the foreign graph, naming the op
+        if tensor.op.type == "VariableV2":
+            return self._mirror_variable(tensor.op)
+        found = self._captures.get(tensor)
+        if found is None:
+            outer = tensor if tensor.graph is self.outer_graph else \
+                self.outer_graph.capture(tensor)
+            base = tensor.op.name.replace("/", "_")
+            found = self._placeholder(tensor.dtype, tensor.shape, f"capture/{base}")
+            self._captures[tensor] = found
+            self.captured_outer.append(outer)
+        return found
+
+    def _mirror_variable(self, variable_op):
+        original = getattr(variable_op, "_mirror_of", variable_op)
+        mirror = self._mirrors.get(original)
+        if mirror is None:
+            outer = self.outer_graph
+            if isinstance(outer, FuncGraph) and original.graph is not outer:
+                outer._mirror_variable(original)  # so every enclosing op colocates with it
+            attrs = {"shape": original.get_attr("shape"), "dtype": original.get_attr("dtype"),
+                     "container": original.get_attr("container"),
+                     "shared_name": original.get_attr("shared_name") or original.name}
+            mirror = self.create_op("VariableV2", [], attrs, name=original.name)
+            mirror._mirror_of = original
+            self._mirrors[original] = mirror
+            self.mirrored_variables.append(original)
+        return mirror.outputs[0]
+
+    def control_dependencies(self, control_inputs):
+        """Control inputs from enclosing graphs become control inputs of the functional op."""
+        if control_inputs is None:
+            return super().control_dependencies(None)
+        local = []
+        for item in control_inputs:
+            op = item
+            if hasattr(op, "_as_graph_element") and not isinstance(op, (Tensor, Operation)):
+                op = op._as_graph_element()
+            if isinstance(op, Tensor):
+                op = op.op
+            if isinstance(op, Operation) and op.graph is not self and \
+                    self._is_enclosing(op.graph):
+                self._depend_outside(op)
+            else:
+                local.append(item)
+        return super().control_dependencies(local)
+
+    def _depend_outside(self, op):
+        if op.graph is self.outer_graph:
+            if op not in self.outer_control_inputs:
+                self.outer_control_inputs.append(op)
+        else:
+            self.outer_graph._depend_outside(op)
+
+    def finish(self, outputs, run_effects=True):
+        """Makes `outputs` (tensors of this graph, or outer ones to capture) the results; with
+        `run_effects`, every stateful op of the body becomes a target."""
+        self.outputs = []
+        for index, tensor in enumerate(outputs):
+            op = self.create_op("Identity", [tensor], name=f"output_{index}")
+            op._set_attr(RETVAL_INDEX, index)
+            self.outputs.append(op.outputs[0])
+        self.targets = []
+        if run_effects:
+            for op in self.get_operations():
+                if op.op_def.is_stateful and op.type not in _NOT_EFFECTS:
+                    op._set_attr(TARGET, True)
+                    self.targets.append(op)
+        self._building_function = False
+        return self
+
+    # --- serialization --------------------------------------------------------------------------
+    @classmethod
+    def from_graph_def(cls, graph_def, name):
+        """The function a GraphDef written by graph_io (a "func" attr) describes."""
+        from tensorweave.framework import graph_io
+        func = cls(name)
+        with func.as_default():
+            graph_io.import_graph_def(graph_def, name="")
+        inputs, outputs = {}, {}
+        for op in func.get_operations():
+            if ARG_INDEX in op._attrs:
+                inputs[op.get_attr(ARG_INDEX)] = op.outputs[0]
+            if RETVAL_INDEX in op._attrs:
+                outputs[op.get_attr(RETVAL_INDEX)] = op.outputs[0]
+            if op._attrs.get(TARGET):
+                func.targets.append(op)
+        func.inputs = [inputs[i] for i in range(len(inputs))]
+        func.outputs = [outputs[i] for i in range(len(outputs))]
+        func.num_args = len(func.inputs)  # the caller's view: every input is an argument
+        return func
+
+    def __repr__(self):
+        return (f"<FuncGraph {self.name!r}: {len(self.inputs)} inputs, {len(self.outputs)} "
+                f"outputs, {len(self.get_operations())} ops>")

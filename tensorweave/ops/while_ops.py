@@ -1,0 +1,224 @@
+"""tf.while_loop as the functional op While, and its gradient op WhileGrad.
+
+`While(loop_vars..., cond_captures..., body_captures...)` runs the function body `body` on the
+loop variables (and the tensors it captured) while the function `cond` returns true, and
+outputs the final loop variables, plus `history` (dtype variant): the loop variables each
+iteration started from, kept (by reference, no copy) when back_prop is set. The kernel runs the
+loop itself (kernels/control_flow.py), so an iteration costs one run of each body's cached plan
+and no graph work. `maximum_iterations` adds an int32 counter loop variable in front, tested in
+the condition. `parallel_iterations` and `swap_memory` are accepted and ignored: iterations run
+one after another.
+
+Shapes: each loop variable keeps its shape invariant (its initial static shape unless
+`shape_invariants` says otherwise, e.g. [None, 3] for a matrix growing by concat); a body
+result whose static shape does not fit fails at build time, and a value that does not fit at
+run time fails naming the loop variable.
+
+Gradient: WhileGrad walks the history backwards; at each saved iteration it evaluates the
+body's gradient function (functional_ops.gradient_function: a recomputed forward pass, then
+the backward pass) at that iteration's loop variables, passing the loop-variable gradients
+down and summing the gradients of the captured tensors (a weight matrix used in every
+iteration). WhileGrad is colocated with its While, whose history never leaves the device. It
+has no gradient of its own: second derivatives through a while_loop are not supported.
+"""
+from tensorweave.framework import dtypes
+from tensorweave.framework import graph as graph_lib
+from tensorweave.framework import tensor_shape
+from tensorweave.framework.constant_op import convert_to_tensor
+from tensorweave.framework.op_def import register_op
+from tensorweave.ops import functional_ops as functional
+from tensorweave.ops.gradients import not_differentiable, register_gradient
+
+
+def _while_shapes(op):
+    return list(op.get_attr("output_shapes")) + [tensor_shape.scalar()]
+
+
+register_op("While", inputs=["input: T"], outputs=["output: Tout", "history: variant"],
+            attrs={"T": "list(type)", "Tout": "list(type)", "cond": "func", "body": "func",
+                   "num_cond_captures": ("int", 0), "parallel_iterations": ("int", 10),
+                   "back_prop": ("bool", True), "output_shapes": ("list(shape)", [])},
+            shape_fn=_while_shapes, stateful=True,
+            doc="Runs body on the loop variables while cond holds; inputs are the loop "
+                "variables, then cond's captures, then body's.")
+
+register_op("WhileGrad", inputs=["history: variant", "captures: Tcaptures", "grads: T"],
+            outputs=["loop_var_grads: T", "capture_grads: Tcaptures"],
+            attrs={"Tcaptures": "list(type)", "T": "list(type)", "body_grad": "func",
+                   "output_shapes": ("list(shape)", [])},
+            shape_fn=lambda op: list(op.get_attr("output_shapes")), stateful=True,
+            doc="The gradients of a While's float loop variables and of its body's captures.")
+not_differentiable("WhileGrad")
+
+
+def _what(scope):
+    return f"tf.while_loop {scope[:-1]!r}"
+
+
+def _trace(fn, name, loop_vars, structure, invariants, counter):
+    """A body taking one argument per loop variable (the counter first, if any); returns it
+    with the user's result, as given."""
+    func = functional.new_function(name)
+    with func.as_default():
+        args = [func.add_argument(t.dtype, shape, f"loop_var_{i}")
+                for i, (t, shape) in enumerate(zip(loop_vars, invariants))]
+        user_args = args[1:] if counter else args
+        packed = functional.pack_like(structure, user_args)
+        result = fn(*packed)
+    return func, args, result
+
+
+def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10,
+               back_prop=True, swap_memory=False, name=None, maximum_iterations=None,
+               return_same_structure=False):
+    """Repeats `body` while `cond` holds (see the module docstring); returns the final loop
+    variables in the structure of `loop_vars`."""
+    if not callable(cond) or not callable(body):
+        raise TypeError("tf.while_loop: cond and body must be callable")
+    if parallel_iterations < 1:
+        raise ValueError("tf.while_loop: parallel_iterations must be a positive integer")
+    single = not isinstance(loop_vars, (list, tuple, dict))
+    structure = (loop_vars,) if single else loop_vars
+    graph = graph_lib.get_default_graph()
+    with graph.name_scope(name or "while") as scope:
+        what = _what(scope)
+        leaves = [convert_to_tensor(v) for v in functional.flatten(structure)]
+        if not leaves:
+            raise ValueError(f"{what}: no loop variables")
+        invariants = _invariants(what, structure, leaves, shape_invariants, single)
+        counter = maximum_iterations is not None
+        if counter:
+            limit = convert_to_tensor(maximum_iterations, dtypes.int32, name="maximum_iterations")
+            leaves = [convert_to_tensor(0, dtypes.int32, name="iteration")] + leaves
+            invariants = [tensor_shape.scalar()] + invariants
+        cond_func = _trace_cond(cond, what, leaves, structure, invariants,
+                                limit if counter else None)
+        body_func = _trace_body(body, what, leaves, structure, invariants, counter, single)
+        cond_captured, cond_controls = functional.outer_inputs_and_controls([cond_func])
+        body_captured, body_controls = functional.outer_inputs_and_controls([body_func])
+        with graph.control_dependencies(cond_controls + body_controls), \
+                functional.colocated(graph, [cond_func, body_func]):
+            op = graph.create_op(
+                "While", [leaves + cond_captured + body_captured],
+                {"Tout": [t.dtype for t in leaves], "cond": cond_func, "body": body_func,
+                 "num_cond_captures": len(cond_captured),
+                 "parallel_iterations": int(parallel_iterations), "back_prop": bool(back_prop),
+                 "output_shapes": invariants}, name=scope)
+    outputs = op.outputs[1:-1] if counter else op.outputs[:-1]
+    result = functional.pack_like(structure, outputs)
+    return result[0] if single and not return_same_structure else result
+
+
+def _invariants(what, structure, leaves, shape_invariants, single):
+    if shape_invariants is None:
+        return [t.shape for t in leaves]
+    given = (shape_invariants,) if single else shape_invariants
+    shapes = [tensor_shape.as_shape(s) for s in _flatten_shapes(given)]
+    if len(shapes) != len(leaves):
+        raise ValueError(f"{what}: shape_invariants has {len(shapes)} shapes for "
+                         f"{len(leaves)} loop variables")
+    for index, (tensor, shape) in enumerate(zip(leaves, shapes)):
+        if not shape.is_compatible_with(tensor.shape):
+            raise ValueError(f"{what}: loop variable {index} ({tensor.name}) has shape "
+                             f"{tensor.shape}, which does not fit its shape invariant {shape}")
+    return shapes
+
+
+def _flatten_shapes(given):
+    """Shape invariants are leaves even when written as lists ([None, 3])."""
+    if isinstance(given, dict):
+        return [leaf for key in sorted(given) for leaf in _flatten_shapes(given[key])]
+    if isinstance(given, (list, tuple)) and not _is_shape(given):
+        return [leaf for item in given for leaf in _flatten_shapes(item)]
+    return [given]
+
+
+def _is_shape(value):
+    return (isinstance(value, tensor_shape.TensorShape) or
+            (isinstance(value, (list, tuple)) and
+             all(d is None or isinstance(d, int) for d in value)))
+
+
+def _trace_cond(cond, what, leaves, structure, invariants, limit):
+    func, args, result = _trace(cond, "cond", leaves, structure, invariants, limit is not None)
+    with func.as_default():
+        pred = convert_to_tensor(result)
+        if pred.dtype != dtypes.bool or pred.shape.ndims not in (None, 0):
+            raise TypeError(f"{what}: cond must return a scalar bool tensor, got "
+                            f"{pred.dtype.name} of shape {pred.shape}")
+        if limit is not None:
+            from tensorweave.ops import math_ops
+            pred = math_ops.logical_and(math_ops.less(args[0], limit), pred)
+        func.finish([pred])
+    return func
+
+
+def _trace_body(body, what, leaves, structure, invariants, counter, single):
+    func, args, result = _trace(body, "body", leaves, structure, invariants, counter)
+    if len(structure) == 1 and isinstance(structure, (list, tuple)) and \
+            not (isinstance(result, (list, tuple)) and len(result) == 1):
+        result = (result,)  # a body of one loop variable may return it bare
+    if not functional.same_structure(structure, result):
+        raise ValueError(f"{what}: body must return the structure of loop_vars, "
+                         f"{_shape_of(structure)}; it returned {_shape_of(result)}")
+    with func.as_default():
+        results = [convert_to_tensor(leaf) for leaf in functional.flatten(result)]
+        if len(results) != len(leaves) - counter:
+            raise ValueError(f"{what}: body returned {len(results)} loop variables, expected "
+                             f"{len(leaves) - counter}")
+        if counter:
+            from tensorweave.ops import math_ops
+            results = [math_ops.add(args[0], 1)] + results
+        for index, (tensor, initial, shape) in enumerate(zip(results, leaves, invariants)):
+            if tensor.dtype != initial.dtype:
+                raise TypeError(f"{what}: loop variable {index - counter} enters as "
+                                f"{initial.dtype.name} but body returns {tensor.dtype.name}")
+            if not shape.is_compatible_with(tensor.shape):
+                raise ValueError(
+                    f"{what}: loop variable {index - counter} ({initial.name}) has shape "
+                    f"{shape} but body returns shape {tensor.shape}; if it changes across "
+                    "iterations, pass shape_invariants with unknown (None) dimensions")
+        func.finish(results)
+    return func
+
+
+def _shape_of(structure):
+    return repr(functional.pack_like(structure, ["*"] * len(functional.flatten(structure))))
+
+
+@register_gradient("While")
+def _while_grad(op, *grads):
+    if not op.get_attr("back_prop"):
+        return [None] * len(op.inputs)
+    body = op.get_attr("body")
+    count = len(op.get_attr("Tout"))
+    first_capture = count + op.get_attr("num_cond_captures")
+    captures = list(op.inputs[first_capture:])
+    float_vars = [i for i in range(count) if op.outputs[i].dtype.is_floating]
+    if not float_vars:
+        return [None] * len(op.inputs)
+    functional.check_recomputable(op.get_attr("cond"), f"the while_loop {op.name}")
+    wrt = float_vars + [count + j for j in range(len(captures))]
+    body_grad = functional.gradient_function(body, wrt, float_vars, "body_grad")
+    out_grads = [convert_to_tensor(grads[i]) if grads[i] is not None else None
+                 for i in float_vars]
+    if all(g is None for g in out_grads):
+        return [None] * len(op.inputs)
+    graph = op.graph
+    from tensorweave.ops import array_ops
+    out_grads = [g if g is not None else array_ops.zeros_like(op.outputs[i])
+                 for g, i in zip(out_grads, float_vars)]
+    with graph.colocate_with(op):
+        grad_op = graph.create_op(
+            "WhileGrad", [op.outputs[-1], captures, out_grads],
+            {"body_grad": body_grad,
+             "output_shapes": [op.inputs[i].shape for i in float_vars] +
+                              [t.shape for t in captures]},
+            name="WhileGrad")
+    result = [None] * len(op.inputs)
+    for position, index in enumerate(float_vars):
+        result[index] = grad_op.outputs[position]
+    for j, capture in enumerate(captures):
+        if capture.dtype.is_floating:
+            result[first_capture + j] = grad_op.outputs[len(float_vars) + j]
+    return result
