@@ -33,7 +33,8 @@ def reference_histogram(values):
     limits = reference_bucket_limits()
     counts = np.zeros(len(limits))
     for value in np.asarray(values, np.float64).reshape(-1):
-        counts[int(np.argmax(limits > value))] += 1
+        above = np.flatnonzero(limits > value)
+        counts[above[0] if above.size else len(limits) - 1] += 1  # DBL_MAX: the last bucket
     kept_limits, kept_counts = [], []
     for index, count in enumerate(counts):
         run_continues = count == 0 and index + 1 < len(counts) and counts[index + 1] == 0
@@ -250,6 +251,18 @@ def test_histogram_buckets_match_numpy_on_random_values():
     np.testing.assert_allclose([histogram.sum, histogram.sum_squares],
                                [values.sum(), (values ** 2).sum()], rtol=1e-12)
     assert sum(histogram.bucket) == 5000
+
+
+def test_histogram_buckets_at_every_limit_and_its_neighbours():
+    limits = reference_bucket_limits()
+    with np.errstate(over="ignore"):
+        values = np.concatenate([limits, np.nextafter(limits, np.inf),
+                                 np.nextafter(limits, -np.inf), [-0.0, 5e-324, -5e-324]])
+    values = values[np.isfinite(values)]
+    with tf.Graph().as_default():
+        histogram = _run(tf.summary.histogram("edges", values)).value[0].histo
+    assert (list(histogram.bucket_limit), list(histogram.bucket)) == reference_histogram(values)
+    assert histogram.num == len(values)
 
 
 def test_histogram_of_nothing_and_of_nan():
