@@ -40,8 +40,8 @@ def _blocked(var, *others):
     the update is small or an operand updated in place is not contiguous (no flat view)."""
     if var.size < 2 * _BLOCK or not all(a.flags.c_contiguous for a in (var,) + others):
         return None
-    return [a.reshape(-1) for a in (var,) + others], intra_op.split(
-        var.size, intra_op.threads(), _BLOCK)
+    return [a.reshape(-1) for a in (var,) + others], intra_op.batch_bounds(
+        var.size, var.size, _BLOCK, multiple=_BLOCK)
 
 
 def _momentum_step(var, accum, lr, grad, momentum, use_nesterov):
