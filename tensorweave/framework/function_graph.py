@@ -33,6 +33,15 @@ TARGET = "_function_target"
 _NOT_EFFECTS = ("VariableV2", "Placeholder")
 
 
+def outermost_graph(graph):
+    """The graph that holds `graph` (itself unless it is a function body): where variables
+    made while a body is traced live, with their variable store and scopes, as TF's
+    init_scope lifts them out of control flow."""
+    while getattr(graph, "outer_graph", None) is not None:
+        graph = graph.outer_graph
+    return graph
+
+
 class FuncGraph(Graph):
     """The body of one function; the default graph while its Python callable is traced."""
 

@@ -10,6 +10,7 @@ import threading
 import numpy as np
 
 from tensorweave.framework import dtypes
+from tensorweave.framework import function_graph
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.graph import GraphKeys
@@ -265,7 +266,7 @@ _STORES_LOCK = threading.Lock()
 
 
 def _store(graph=None):
-    graph = graph or graph_lib.get_default_graph()
+    graph = function_graph.outermost_graph(graph or graph_lib.get_default_graph())
     with _STORES_LOCK:
         store = getattr(graph, "_variable_store", None)
         if store is None:
@@ -275,7 +276,7 @@ def _store(graph=None):
 
 
 def _scope_stack(graph=None):
-    graph = graph or graph_lib.get_default_graph()
+    graph = function_graph.outermost_graph(graph or graph_lib.get_default_graph())
     local = graph._state()
     if not hasattr(local, "variable_scopes"):
         local.variable_scopes = [VariableScope(False)]

@@ -3,6 +3,7 @@ all colocated, plus the collection helpers and initializer ops of TF 1.x."""
 import numpy as np
 
 from tensorweave.framework import dtypes
+from tensorweave.framework import function_graph
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import constant, convert_to_tensor
 from tensorweave.framework.constant_op import register_tensor_conversion_function
@@ -13,7 +14,16 @@ from tensorweave.ops import array_ops, control_flow_ops, math_ops, state_ops
 class Variable:
     """A mutable tensor whose value persists across `Session.run` calls."""
 
-    def __init__(self, initial_value=None, trainable=True, collections=None, validate_shape=True,
+    def __init__(self, *args, **kwargs):
+        graph = graph_lib.get_default_graph()
+        home = function_graph.outermost_graph(graph)
+        if home is graph:
+            self._init(*args, **kwargs)
+        else:  # made while a cond/while body is traced: it lives outside, as TF's init_scope
+            with home.as_default():
+                self._init(*args, **kwargs)
+
+    def _init(self, initial_value=None, trainable=True, collections=None, validate_shape=True,
                  caching_device=None, name=None, variable_def=None, dtype=None,
                  expected_shape=None, import_scope=None, constraint=None, use_resource=None,
                  synchronization=None, aggregation=None, shape=None):

@@ -294,3 +294,22 @@ def test_cond_runs_in_a_two_device_session():
         np.testing.assert_allclose(values[0], 9.0)
         np.testing.assert_allclose(values[1], [1.0, 2.0, 3.0])
         np.testing.assert_allclose(values[2], [1.0, 1.0, 2.0])
+
+
+def test_get_variable_in_both_branches_shares_one_store():
+    with tf.Graph().as_default():
+        flag = tf.placeholder(tf.bool, [])
+
+        def branch(scale):
+            def build():
+                with tf.variable_scope("shared", reuse=tf.AUTO_REUSE):
+                    w = tf.get_variable("w", [], initializer=tf.constant_initializer(2.0))
+                return w * scale
+            return build
+
+        y = tf.cond(flag, branch(1.0), branch(10.0))
+        assert [v.name for v in tf.global_variables()] == ["shared/w:0"]
+        with tf.Session() as session:
+            session.run(tf.global_variables_initializer())
+            assert session.run(y, {flag: True}) == 2.0
+            assert session.run(y, {flag: False}) == 20.0

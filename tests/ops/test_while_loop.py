@@ -279,3 +279,30 @@ def test_rnn_style_training_loop_lowers_the_loss():
                 session.run(train, feed)
             last = session.run(loss, feed)
     assert last < 0.3 * first
+
+
+def test_layers_in_a_loop_body_make_their_variables_outside_in_the_enclosing_scope():
+    rng = np.random.default_rng(6)
+    with tf.Graph().as_default() as graph:
+        inputs = tf.placeholder(tf.float32, [None, 4, 3])
+        with tf.variable_scope("rnn"):
+            def step(t, state):
+                with tf.variable_scope("cell"):
+                    joined = tf.concat([tf.gather(inputs, t), state], 1)
+                    return t + 1, tf.layers.dense(joined, 5, activation=tf.tanh)
+
+            _, final = tf.while_loop(lambda t, state: t < tf.shape(inputs)[0], step,
+                                     [0, tf.zeros([4, 5])])
+        variables = tf.trainable_variables()
+        assert [v.name for v in variables] == ["rnn/cell/dense/kernel:0",
+                                               "rnn/cell/dense/bias:0"]
+        assert all(v.graph is graph for v in variables)
+        loss = tf.reduce_mean(tf.square(final - 0.3))
+        train = tf.train.GradientDescentOptimizer(1.0).minimize(loss)
+        feed = {inputs: rng.normal(size=(6, 4, 3)).astype(np.float32)}
+        with tf.Session() as session:
+            session.run(tf.global_variables_initializer())
+            first = session.run(loss, feed)
+            for _ in range(30):
+                session.run(train, feed)
+            assert session.run(loss, feed) < 0.3 * first
