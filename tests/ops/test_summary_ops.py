@@ -192,8 +192,9 @@ def test_tags_follow_name_scopes_families_and_unique_names():
             first = tf.summary.scalar("loss", 1.0)
             second = tf.summary.scalar("loss", 2.0)
             family = tf.summary.scalar("loss", 3.0, family="losses")
-        odd = tf.summary.histogram("a b:c", [1.0])
+        cleaned = tf.summary.histogram("a b:c", [1.0])
         assert first.op.name == "train/loss" and second.op.name == "train/loss_1"
+        assert family.op.name == "train/losses/loss" and cleaned.op.name == "a_b_c"
         tags = [value.tag for value in _run(tf.summary.merge_all()).value]
     assert tags == ["train/loss", "train/loss_1", "losses/train/losses/loss", "a_b_c"]
 

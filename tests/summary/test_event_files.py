@@ -35,7 +35,8 @@ def masked(crc):
 
 def read_framed_records(path):
     """The records of a TFRecord file, every length and data checksum verified here."""
-    data = open(path, "rb").read()
+    with open(path, "rb") as handle:
+        data = handle.read()
     records, position = [], 0
     while position < len(data):
         header = data[position:position + 8]

@@ -121,7 +121,7 @@ def test_summary_steps_do_not_depend_on_when_the_global_step_is_read(stale):
 
 
 def test_monitored_training_session_writes_summaries_into_checkpoint_dir(tmp_path):
-    train, run_index, summary = _model()
+    train, run_index, _ = _model()
     with tf.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path),
                                            save_summaries_steps=2,
                                            log_step_count_steps=4) as session:
