@@ -75,7 +75,7 @@ SUBMODULES = {
              "ChiefSessionCreator WorkerSessionCreator MonitoredSession "
              "SingularMonitoredSession MonitoredTrainingSession SyncReplicasOptimizer "
              "StopServersHook SummarySaverHook summary_iterator",
-    "summary": "scalar histogram image text tensor_summary merge merge_all FileWriter "
+    "summary": "scalar histogram image audio text tensor_summary merge merge_all FileWriter "
                "FileWriterCache summary_iterator Summary SummaryDescription SummaryMetadata "
                "Event SessionLog TaggedRunMetadata",
     "errors": "OpError CancelledError UnknownError InvalidArgumentError DeadlineExceededError "

@@ -7,8 +7,8 @@ tensorweave and tensorboard, e.g.
     /tmp/tb-venv/bin/pip install tensorboard
     /tmp/tb-venv/bin/python tools/check_tensorboard.py [LOGDIR]
 
-It writes one run with tensorweave (scalars over 5 steps, a histogram, images, text, the
-graph, a traced step), loads the directory with TensorBoard's EventAccumulator, compares what
+It writes one run with tensorweave (scalars over 5 steps, a histogram, images, audio, text,
+the graph, a traced step), loads the directory with TensorBoard's EventAccumulator, compares what
 TensorBoard sees with what was written, prints a line per kind and exits non-zero on any
 mismatch.
 """
@@ -30,6 +30,7 @@ def write_run(logdir):
     tf.summary.image("digits", tf.reshape(tf.cast(tf.abs(x[:2 * 28 * 28]) * 80, tf.uint8),
                                           [2, 28, 28, 1]), max_outputs=2)
     tf.summary.text("note", tf.constant("written by tensorweave"))
+    tf.summary.audio("tone", tf.reshape(tf.tanh(x[:2 * 700]), [2, 700]), 8000, max_outputs=1)
     merged = tf.summary.merge_all()
     rng = np.random.default_rng(0)
     batches = [rng.normal(0, 1 + step, 2 * 28 * 28).astype(np.float32) for step in range(5)]
@@ -47,7 +48,7 @@ def main(argv):
     logdir = argv[1] if len(argv) > 1 else tempfile.mkdtemp(prefix="tw-tensorboard-")
     batches = write_run(logdir)
     accumulator = event_accumulator.EventAccumulator(logdir, size_guidance={
-        event_accumulator.IMAGES: 0, event_accumulator.HISTOGRAMS: 0,
+        event_accumulator.IMAGES: 0, event_accumulator.AUDIO: 0, event_accumulator.HISTOGRAMS: 0,
         event_accumulator.SCALARS: 0, event_accumulator.TENSORS: 0})
     accumulator.Reload()
     tags = accumulator.Tags()
@@ -72,6 +73,11 @@ def main(argv):
     check("images", len(images) == 5 and (images[0].width, images[0].height) == (28, 28) and
           images[0].encoded_image_string.startswith(b"\x89PNG"),
           f"{len(images)} steps of {images[0].width}x{images[0].height} PNG")
+    clips = accumulator.Audio("tone/audio")
+    check("audio", len(clips) == 5 and clips[0].encoded_audio_string.startswith(b"RIFF") and
+          clips[0].length_frames == 700 and clips[0].sample_rate == 8000,
+          f"{len(clips)} steps of {clips[0].length_frames} frames at {clips[0].sample_rate} Hz"
+          f" ({clips[0].content_type})")
     texts = accumulator.Tensors("note")
     check("text", len(texts) == 5 and
           texts[0].tensor_proto.string_val[0] == b"written by tensorweave",

@@ -1,11 +1,13 @@
 """Kernels of the summary ops: each returns a scalar string, a serialized `Summary` protobuf
-(framework/protos/summary.proto), that a FileWriter writes and TensorBoard reads.
+(framework/protos/summary.proto), that a FileWriter writes and TensorBoard reads. Images are
+PNG files (kernels/png.py), audio clips 16-bit PCM WAV files.
 
 Histograms use TensorBoard's fixed exponential buckets: limits at +-1e-12 * 1.1**k up to 1e20,
 0, and +-DBL_MAX at the ends (1551 limits); bucket i counts the values in
 [limit[i-1], limit[i]). The proto keeps the non-empty buckets and shrinks each run of empty
 ones to its last limit with a count of 0, which is what TensorBoard's histogram reader expects.
 """
+import struct
 import sys
 
 import numpy as np
@@ -153,6 +155,42 @@ def image_summary(tag, tensor, *, max_images, bad_color):
         summary.value.add(tag=name, image=summary_pb2.Summary.Image(
             height=height, width=width, colorspace=channels,
             encoded_image_string=encode_png(pixels)))
+    return _serialized(summary)
+
+
+def encode_wav(samples, sample_rate):
+    """A 16-bit PCM WAV file of float `samples` [frames, channels] in [-1, 1]: each sample
+    times 32768, rounded half away from zero, clamped to the int16 range."""
+    frames, channels = samples.shape
+    scaled = np.asarray(samples, np.float32) * np.float32(32768)
+    rounded = np.sign(scaled) * np.floor(np.abs(scaled) + np.float32(0.5))
+    pcm = np.clip(rounded, -32768, 32767).astype("<i2").tobytes()
+    rate = int(sample_rate)
+    header = struct.pack("<4sI4s4sIHHIIHH4sI", b"RIFF", 36 + len(pcm), b"WAVE", b"fmt ", 16, 1,
+                         channels, rate, rate * channels * 2, channels * 2, 16, b"data",
+                         len(pcm))
+    return header + pcm
+
+
+@register_kernel("AudioSummaryV2")
+def audio_summary(tag, tensor, sample_rate, *, max_outputs):
+    tag, tensor = _text(tag), np.asarray(tensor)
+    if tensor.ndim == 2:
+        tensor = tensor[:, :, None]
+    if tensor.ndim != 3:
+        raise errors.InvalidArgumentError(None, None, f"the audio of {tag} must be [batch, "
+                                          f"frames] or [batch, frames, channels], got shape "
+                                          f"{list(tensor.shape)}")
+    rate = float(np.asarray(sample_rate).reshape(-1)[0])
+    if rate <= 0:
+        raise errors.InvalidArgumentError(None, None, f"the sample rate of {tag} must be "
+                                          f"positive, got {rate}")
+    summary = summary_pb2.Summary()
+    for index in range(min(tensor.shape[0], max_outputs)):
+        name = f"{tag}/audio" if max_outputs == 1 else f"{tag}/audio/{index}"
+        summary.value.add(tag=name, audio=summary_pb2.Summary.Audio(
+            sample_rate=rate, num_channels=tensor.shape[2], length_frames=tensor.shape[1],
+            encoded_audio_string=encode_wav(tensor[index], rate), content_type="audio/wav"))
     return _serialized(summary)
 
 

@@ -1,4 +1,4 @@
-"""Summary ops, the TF 1.x `tf.summary` graph API: scalar, histogram, image, text,
+"""Summary ops, the TF 1.x `tf.summary` graph API: scalar, histogram, image, audio, text,
 tensor_summary, merge and merge_all.
 
 Each op outputs a scalar string: a serialized `Summary` protobuf (kernels/summary.py) that a
@@ -52,6 +52,12 @@ register_op("ImageSummary", inputs=["tag: string", "tensor: T"], outputs=["summa
             doc="A Summary with the first `max_images` images of a [batch, height, width, "
                 "channels] tensor as PNGs, tagged 'tag/image/i' ('tag/image' when max_images "
                 "is 1); float images are rescaled to 0..255, non-finite pixels get bad_color.")
+register_op("AudioSummaryV2", inputs=["tag: string", "tensor: float", "sample_rate: float"],
+            outputs=["summary: string"], attrs={"max_outputs": ("int", 3)},
+            shape_fn=common_shapes.scalar,
+            doc="A Summary with the first `max_outputs` clips of a [batch, frames(, channels)] "
+                "tensor of samples in [-1, 1] as 16-bit WAV files, tagged 'tag/audio/i' "
+                "('tag/audio' when max_outputs is 1).")
 register_op("TensorSummaryV2", inputs=["tag: string", "tensor: T",
                                        "serialized_summary_metadata: string"],
             outputs=["summary: string"], attrs={"T": "type"}, shape_fn=common_shapes.scalar,
@@ -60,8 +66,8 @@ register_op("TensorSummaryV2", inputs=["tag: string", "tensor: T",
 register_op("MergeSummary", inputs=["inputs: N * string"], outputs=["summary: string"],
             attrs={"N": "int"}, shape_fn=common_shapes.scalar,
             doc="The union of the values of serialized Summaries; a tag seen twice fails.")
-for _op_type in ("ScalarSummary", "HistogramSummary", "ImageSummary", "TensorSummaryV2",
-                 "MergeSummary"):
+for _op_type in ("ScalarSummary", "HistogramSummary", "ImageSummary", "AudioSummaryV2",
+                 "TensorSummaryV2", "MergeSummary"):
     not_differentiable(_op_type)
 
 _INVALID_TAG_CHARACTERS = re.compile(r"[^-/\w\.]")
@@ -125,6 +131,21 @@ def image(name, tensor, max_outputs=3, collections=None, family=None):
     with summary_scope(name, family, values=[tensor]) as (tag, scope):
         summary = make_tensor("ImageSummary", [constant(tag, dtypes.string), tensor],
                               {"max_images": int(max_outputs)}, name=scope)
+    return _collect(summary, collections)
+
+
+def audio(name, tensor, sample_rate, max_outputs=3, collections=None, family=None):
+    """`tf.summary.audio`: the first `max_outputs` clips of float32 samples in [-1, 1],
+    shaped [batch, frames] or [batch, frames, channels], at `sample_rate` Hz."""
+    tensor = convert_to_tensor(tensor, dtypes.float32)
+    if tensor.shape.ndims not in (None, 2, 3):
+        raise ValueError(f"tf.summary.audio {name!r} needs [batch, frames] or [batch, frames, "
+                         f"channels], got shape {tensor.shape}")
+    with summary_scope(name, family, values=[tensor]) as (tag, scope):
+        summary = make_tensor("AudioSummaryV2", [
+            constant(tag, dtypes.string), tensor,
+            convert_to_tensor(sample_rate, dtypes.float32)], {"max_outputs": int(max_outputs)},
+            name=scope)
     return _collect(summary, collections)
 
 

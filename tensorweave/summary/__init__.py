@@ -1,6 +1,6 @@
 """`tf.summary` (L4 observability): summary ops, TensorBoard event files (writer.py,
 writer_cache.py) and step timelines (timeline.py). Re-exports only."""
-from tensorweave.ops.summary_ops import (scalar, histogram, image, text,  # noqa: F401
+from tensorweave.ops.summary_ops import (scalar, histogram, image, audio, text,  # noqa: F401
                                          tensor_summary, merge, merge_all)
 from tensorweave.framework.event_file import summary_iterator  # noqa: F401
 from tensorweave.framework.protos.summary_pb2 import (Summary, SummaryDescription,  # noqa: F401

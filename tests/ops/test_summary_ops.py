@@ -1,8 +1,11 @@
 """Summary ops (tf.summary.scalar/histogram/image/text/tensor_summary/merge/merge_all): the
 serialized Summary protos they return against independent NumPy references, TF 1.x tags and
 scopes, collections, and their errors. The PNG pixels are checked by decoding with zlib."""
+import io
+import math
 import struct
 import sys
+import wave
 import zlib
 
 import numpy as np
@@ -115,6 +118,33 @@ def _image_reference(tag, max_images):
     return reference
 
 
+def reference_wav(clip, rate):
+    """A 16-bit PCM WAV of a [frames, channels] clip, sample by sample."""
+    samples = []
+    for value in np.asarray(clip, np.float64).reshape(-1):
+        scaled = value * 32768
+        rounded = math.floor(abs(scaled) + 0.5) * (1 if scaled >= 0 else -1)
+        samples.append(min(max(rounded, -32768), 32767))
+    pcm = struct.pack(f"<{len(samples)}h", *samples)
+    frames, channels = clip.shape
+    fmt = struct.pack("<HHIIHH", 1, channels, rate, rate * channels * 2, channels * 2, 16)
+    return (b"RIFF" + struct.pack("<I", 36 + len(pcm)) + b"WAVE" + b"fmt " +
+            struct.pack("<I", 16) + fmt + b"data" + struct.pack("<I", len(pcm)) + pcm)
+
+
+def _audio_reference(tag, rate, max_outputs):
+    def reference(x):
+        values = []
+        for index in range(min(len(x), max_outputs)):
+            clip = x[index] if x.ndim == 3 else x[index][:, None]
+            name = f"{tag}/audio" if max_outputs == 1 else f"{tag}/audio/{index}"
+            values.append(summary_pb2.Summary.Value(tag=name, audio=summary_pb2.Summary.Audio(
+                sample_rate=rate, num_channels=clip.shape[1], length_frames=clip.shape[0],
+                encoded_audio_string=reference_wav(clip, rate), content_type="audio/wav")))
+        return _summary(*values)
+    return reference
+
+
 def _tensor_reference(tag, plugin=None):
     def reference(x):
         metadata = summary_pb2.SummaryMetadata()
@@ -153,6 +183,19 @@ CASES = [
     OpCase("image_signed_floats", {"ImageSummary"},
            lambda x: tf.summary.image("pic", x, max_outputs=2), _image_reference("pic", 2),
            (Floats((2, 3, 3, 4), lo=-3.0, hi=1.0),), FLOATS, out_dtype=object),
+    OpCase("audio_stereo", {"AudioSummaryV2"},
+           lambda x: tf.summary.audio("snd", x, 8000, max_outputs=2),
+           _audio_reference("snd", 8000, 2), (Floats((3, 40, 2), lo=-1.3, hi=1.3),),
+           (np.float32,), out_dtype=object),
+    OpCase("audio_mono", {"AudioSummaryV2"},
+           lambda x: tf.summary.audio("mono", x, 16000, max_outputs=1),
+           _audio_reference("mono", 16000, 1), (Floats((2, 33), lo=-1.0, hi=1.0),),
+           (np.float32,), out_dtype=object),
+    OpCase("audio_rounding_and_clamping", {"AudioSummaryV2"},
+           lambda x: tf.summary.audio("edges", x, 8000, max_outputs=1),
+           _audio_reference("edges", 8000, 1),
+           (Fixed([[0.5 / 32768, 1.5 / 32768, -1.5 / 32768, -2.5 / 32768, 2.5 / 32768, 1.0,
+                    -1.0, 1.7, -1.7, 0.0]]),), (np.float32,), out_dtype=object),
     OpCase("tensor_summary", {"TensorSummaryV2"},
            lambda x: tf.summary.tensor_summary("t", x), _tensor_reference("t"),
            (Floats((2, 3)),), (np.float64,) + INTS, out_dtype=object),  # float32: below
@@ -313,3 +356,19 @@ def test_tensor_summary_keeps_dtype_shape_and_metadata():
     np.testing.assert_array_equal(tf.make_ndarray(value.tensor), values)
     assert (value.metadata.summary_description, value.metadata.display_name) == ("thirds",
                                                                                  "Thirds")
+
+
+def test_audio_clips_decode_with_the_wave_module():
+    clips = np.sin(np.linspace(0, 40, 2 * 300 * 2)).reshape(2, 300, 2).astype(np.float32) * 0.5
+    with tf.Graph().as_default():
+        summary = _run(tf.summary.audio("tone", clips, 22050))
+    assert [v.tag for v in summary.value] == ["tone/audio/0", "tone/audio/1"]
+    for clip, value in zip(clips, summary.value):
+        with wave.open(io.BytesIO(value.audio.encoded_audio_string)) as decoded:
+            assert (decoded.getnchannels(), decoded.getsampwidth(), decoded.getframerate(),
+                    decoded.getnframes()) == (2, 2, 22050, 300)
+            samples = np.frombuffer(decoded.readframes(300), "<i2").reshape(300, 2)
+        np.testing.assert_allclose(samples / 32768, clip, atol=1 / 32768)
+        assert (value.audio.sample_rate, value.audio.length_frames) == (22050, 300)
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="audio 'x' needs"):
+        tf.summary.audio("x", np.zeros((2, 3, 4, 5), np.float32), 8000)
