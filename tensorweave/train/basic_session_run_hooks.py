@@ -1,7 +1,7 @@
 """The standard hooks: stop at a step, save checkpoints, count and log steps, log tensors, stop
 on NaN, run final ops, feed, wait for the global step, write summaries (TF 1.x semantics,
-session_run_hook.py), and StopServersHook: the chief's end of training stops the parameter servers (not in TF, where
-ps processes never exit; tensorflow/tensorflow#4713).
+session_run_hook.py), and StopServersHook: the chief's end of training stops the parameter
+servers (not in TF, where ps processes never exit; tensorflow/tensorflow#4713).
 """
 import os
 import time
