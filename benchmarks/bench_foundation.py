@@ -157,21 +157,28 @@ def frameworks_to_compare(compare_tf):
     return frameworks
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def command_line(description, script):
+    """Parses --compare-tf / --rounds, re-runs `script` inside the TF venv when comparing,
+    prints the machine header; returns (args, {name: tf-like module})."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--compare-tf", action="store_true")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--in-venv", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.compare_tf and not args.in_venv:
         python = ensure_tf_venv()
-        os.execv(python, [python, __file__, "--compare-tf", "--in-venv",
+        os.execv(python, [python, script, "--compare-tf", "--in-venv",
                           "--rounds", str(args.rounds)])
 
     frameworks = frameworks_to_compare(args.compare_tf)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}, NumPy {np.__version__} ({_blas()}); "
-          f"{args.rounds} alternating rounds")
+          f"{platform.python_version()}, NumPy {np.__version__} ({_blas()}); load "
+          f"{os.getloadavg()[0]:.1f}; {args.rounds} alternating rounds")
+    return args, frameworks
+
+
+def main():
+    args, frameworks = command_line(__doc__.splitlines()[0], __file__)
     rows = []
     for name, (build, steps, floor, better) in WORKLOADS.items():
         samples = {fw: [] for fw in frameworks}

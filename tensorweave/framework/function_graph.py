@@ -53,6 +53,7 @@ class FuncGraph(Graph):
         self.inputs = []           # argument placeholders, then capture placeholders
         self.num_args = 0
         self.outputs = []
+        self.outputs_ops = frozenset()  # the Identity result ops, for the runtime
         self.targets = []
         self.captured_outer = []   # outer-graph tensors behind the capture placeholders
         self._captures = {}        # captured tensor (any enclosing graph) -> its placeholder
@@ -156,6 +157,7 @@ class FuncGraph(Graph):
             op = self.create_op("Identity", [tensor], name=f"output_{index}")
             op._set_attr(RETVAL_INDEX, index)
             self.outputs.append(op.outputs[0])
+        self.outputs_ops = frozenset(t.op for t in self.outputs)
         self.targets = []
         if run_effects:
             for op in self.get_operations():
@@ -183,6 +185,7 @@ class FuncGraph(Graph):
                 func.targets.append(op)
         func.inputs = [inputs[i] for i in range(len(inputs))]
         func.outputs = [outputs[i] for i in range(len(outputs))]
+        func.outputs_ops = frozenset(t.op for t in func.outputs)
         func.num_args = len(func.inputs)  # the caller's view: every input is an argument
         return func
 

@@ -56,37 +56,46 @@ class LoopHistory:
         return f"<LoopHistory of {len(self.iterations)} iterations>"
 
 
-def _check_invariants(values, shapes, iteration):
-    for index, (value, shape) in enumerate(zip(values, shapes)):
-        if shape is None or shape.ndims is None:
-            continue
-        actual = np.shape(value)
-        if not shape.is_compatible_with(actual):
+def _invariant_checks(shapes, indices):
+    """(index, dims) of the loop variables whose shape invariant the run checks."""
+    return [(index, shapes[index].as_tuple()) for index in indices]
+
+
+def _check_invariants(values, checks, iteration):
+    for index, dims in checks:
+        actual = np.shape(values[index])
+        if len(actual) != len(dims) or any(d is not None and d != a
+                                           for d, a in zip(dims, actual)):
             raise errors.InvalidArgumentError(
                 None, None, f"loop variable {index} has shape {list(actual)} after iteration "
-                f"{iteration}, which is not compatible with its shape invariant {shape}; "
-                "pass a less specific shape in shape_invariants")
+                f"{iteration}, which is not compatible with its shape invariant "
+                f"{list(dims)}; pass a less specific shape in shape_invariants")
 
 
 @register_kernel("While", step_context=True, execution="blocking")
 def while_(step, *inputs, T, Tout, cond, body, num_cond_captures, parallel_iterations,
-           back_prop, output_shapes):
+           back_prop, output_shapes, shape_checks):
     count = len(Tout)
     loop_vars = list(inputs[:count])
     cond_captures = list(inputs[count:count + num_cond_captures])
     body_captures = list(inputs[count + num_cond_captures:])
+    run_cond, run_body = step.function(cond), step.function(body)
+    checks = _invariant_checks(output_shapes, shape_checks)
     history = LoopHistory()
     iteration = 0
     while True:
         step.cancellation.raise_if_cancelled()
-        keep_going = step.run_function(cond, loop_vars + cond_captures)[0]
-        if not _predicate(keep_going, "the result of the while_loop condition"):
+        keep_going = run_cond(loop_vars + cond_captures)[0]
+        if keep_going is not True and keep_going is not False:  # numpy bools take the check
+            keep_going = _predicate(keep_going, "the result of the while_loop condition")
+        if not keep_going:
             break
         if back_prop:
             history.iterations.append(loop_vars)
-        loop_vars = step.run_function(body, loop_vars + body_captures)
+        loop_vars = run_body(loop_vars + body_captures)
         iteration += 1
-        _check_invariants(loop_vars, output_shapes, iteration)
+        if checks:
+            _check_invariants(loop_vars, checks, iteration)
     return tuple(loop_vars) + (history,)
 
 
@@ -100,9 +109,10 @@ def while_grad(step, history, *inputs, Tcaptures, T, body_grad):
         raise errors.InvalidArgumentError(None, None, "the history input must come from a "
                                           "While built with back_prop=True")
     captured_grads = [np.zeros_like(np.asarray(c)) for c in captures]
+    run_body_grad = step.function(body_grad)
     for loop_vars in reversed(history.iterations):
         step.cancellation.raise_if_cancelled()
-        results = step.run_function(body_grad, list(loop_vars) + captures + grads)
+        results = run_body_grad(list(loop_vars) + captures + grads)
         grads = results[:count]
         for index, grad in enumerate(results[count:]):
             captured_grads[index] = captured_grads[index] + grad

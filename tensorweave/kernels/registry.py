@@ -29,7 +29,8 @@ each step and partition; kernels rely only on this interface:
   step.cancellation   the step's token: `cancelled`, `error`, `add_callback(fn(error)) -> id`,
                       `remove_callback(id)`, `raise_if_cancelled()`;
   step.run_function(func, inputs)  runs a function body (a "func" attr: If, While) on this
-                      device within this step, returns its outputs (runtime/functions.py).
+                      device within this step, returns its outputs (runtime/functions.py);
+  step.function(func)  the same as a callable `run(inputs)`, looked up once (a loop's body).
 `execution` says how the executor runs a kernel:
   "sync"      it computes and returns (the default);
   "blocking"  it may wait (a dequeue on an empty queue, take_grad before N gradients); it runs

@@ -37,7 +37,8 @@ def _while_shapes(op):
 register_op("While", inputs=["input: T"], outputs=["output: Tout", "history: variant"],
             attrs={"T": "list(type)", "Tout": "list(type)", "cond": "func", "body": "func",
                    "num_cond_captures": ("int", 0), "parallel_iterations": ("int", 10),
-                   "back_prop": ("bool", True), "output_shapes": ("list(shape)", [])},
+                   "back_prop": ("bool", True), "output_shapes": ("list(shape)", []),
+                   "shape_checks": ("list(int)", [])},
             shape_fn=_while_shapes, stateful=True,
             doc="Runs body on the loop variables while cond holds; inputs are the loop "
                 "variables, then cond's captures, then body's.")
@@ -103,10 +104,18 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                 {"Tout": [t.dtype for t in leaves], "cond": cond_func, "body": body_func,
                  "num_cond_captures": len(cond_captured),
                  "parallel_iterations": int(parallel_iterations), "back_prop": bool(back_prop),
-                 "output_shapes": invariants}, name=scope)
+                 "output_shapes": invariants,
+                 "shape_checks": _shape_checks(body_func, invariants)}, name=scope)
     outputs = op.outputs[1:-1] if counter else op.outputs[:-1]
     result = functional.pack_like(structure, outputs)
     return result[0] if single and not return_same_structure else result
+
+
+def _shape_checks(body_func, invariants):
+    """The loop variables whose invariant the run must check: those the body's static shape
+    does not already pin down (a body result of known shape always fits)."""
+    return [index for index, (result, shape) in enumerate(zip(body_func.outputs, invariants))
+            if shape.ndims is not None and result.shape.merge_with(shape) != result.shape]
 
 
 def _invariants(what, structure, leaves, shape_invariants, single):

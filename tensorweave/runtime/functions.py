@@ -42,11 +42,26 @@ class FunctionPlan:
                 raise errors.UnimplementedError(
                     None, node.op, f"{node.label}: asynchronous ops cannot run inside the "
                     f"body of function {func.name}")
-        self.nodes = plan.nodes
         self.num_slots = plan.num_slots
         self.input_slots = [plan.feed_slots[t] for t in feeds]
         self.output_slots = [plan.fetch_slots[t] for t in func.outputs]
         self.copy_outputs = [plan.copy_fetch[t] for t in func.outputs]
+        # The result ops are Identities: read their inputs' slots instead of running them
+        # (a loop body of two tiny ops would otherwise run four nodes an iteration).
+        results = {}
+        for node in plan.nodes:
+            if node.op_type == "Identity" and node.op in func.outputs_ops:
+                results[node.output_slots[0]] = node.input_slots[0]
+        self.output_slots = [results.get(slot, slot) for slot in self.output_slots]
+        self.nodes = [node for node in plan.nodes
+                      if not (node.op_type == "Identity" and node.op in func.outputs_ops)]
+        # Constants are computed once, here: each run starts from a copy of this template.
+        self.template = [None] * plan.num_slots
+        for node in [n for n in self.nodes if n.op_type == "Const"]:
+            self.template[node.output_slots[0]] = node.compute(**node.kwargs)
+            self.nodes.remove(node)
+        self.steps = [(node.compute, node.input_slots, node.output_slots, node.single,
+                       node.kwargs, node.needs_step) for node in self.nodes]
 
 
 def plan_for(func, resource_manager, device):
@@ -70,32 +85,54 @@ def run_function(step, func, inputs):
 
     Raises the step's error as soon as the step is cancelled, and an inner op's failure as an
     OpError naming that op."""
+    return bind(step, func)(inputs)
+
+
+def bind(step, func):
+    """`run(inputs) -> outputs` for `func` within `step`, its plan looked up once (a loop
+    kernel binds its bodies before iterating)."""
     if step.resource_manager is None:
         raise errors.InternalError(None, None, f"function {func.name} needs a step context "
                                    "with a resource manager")
     plan = plan_for(func, step.resource_manager, step.device)
-    if len(inputs) != len(plan.input_slots):
-        raise errors.InvalidArgumentError(
-            None, None, f"function {func.name} takes {len(plan.input_slots)} inputs, got "
-            f"{len(inputs)}")
-    values = [None] * plan.num_slots
-    for slot, value in zip(plan.input_slots, inputs):
-        values[slot] = value
     token = step.cancellation
-    node = None
-    try:
-        for node in plan.nodes:
-            if token._error is not None:  # noqa: SLF001 - checked per op, as scheduler.py
-                raise token._error
-            args = [values[i] for i in node.input_slots]
-            executor.store_outputs(node, values, node.compute(step, *args, **node.kwargs)
-                                   if node.needs_step else node.compute(*args, **node.kwargs))
-    except errors.OpError as exc:
-        if exc is token.error:
-            raise
-        raise executor.op_error(node, exc) from None
-    except Exception as exc:  # noqa: BLE001 - every kernel failure becomes an OpError
-        raise executor.op_error(node, exc) from None
-    # An output may alias a variable the next iteration (or a later op) updates in place.
-    return [values[slot].copy() if copy and isinstance(values[slot], np.ndarray)
-            else values[slot] for slot, copy in zip(plan.output_slots, plan.copy_outputs)]
+    input_slots, output_slots, template = plan.input_slots, plan.output_slots, plan.template
+    copies = any(plan.copy_outputs)
+
+    def run(inputs):
+        if len(inputs) != len(input_slots):
+            raise errors.InvalidArgumentError(
+                None, None, f"function {func.name} takes {len(input_slots)} inputs, got "
+                f"{len(inputs)}")
+        values = template.copy()
+        for slot, value in zip(input_slots, inputs):
+            values[slot] = value
+        index = -1
+        try:
+            for index, (compute, arg_slots, out_slots, single, kwargs, needs_step) in \
+                    enumerate(plan.steps):
+                if token._error is not None:  # noqa: SLF001 - checked per op, as scheduler.py
+                    raise token._error
+                args = [values[i] for i in arg_slots]
+                result = compute(step, *args, **kwargs) if needs_step else \
+                    compute(*args, **kwargs)
+                if single:
+                    values[out_slots[0]] = result
+                else:
+                    for slot, value in zip(out_slots, result):
+                        values[slot] = value
+        except errors.OpError as exc:
+            if exc is token.error or index < 0:
+                raise
+            raise executor.op_error(plan.nodes[index], exc) from None
+        except Exception as exc:  # noqa: BLE001 - every kernel failure becomes an OpError
+            if index < 0:
+                raise
+            raise executor.op_error(plan.nodes[index], exc) from None
+        outputs = [values[slot] for slot in output_slots]
+        if copies:  # an output may alias a variable a later op updates in place
+            outputs = [value.copy() if copy and isinstance(value, np.ndarray) else value
+                       for value, copy in zip(outputs, plan.copy_outputs)]
+        return outputs
+
+    return run

@@ -47,6 +47,10 @@ class StepContext:
         """Runs a function body (If / While kernels) on this device, within this step."""
         return functions.run_function(self, func, inputs)
 
+    def function(self, func):
+        """`run(inputs) -> outputs` for a body a kernel calls many times (While)."""
+        return functions.bind(self, func)
+
 
 class DeviceLanes:
     """The worker threads of one device, started on first use."""
