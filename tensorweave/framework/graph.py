@@ -430,7 +430,7 @@ def default_session(session):
 @contextlib.contextmanager
 def name_scope(name, default_name=None, values=None):
     """`tf.name_scope`; with `values`, their graph becomes the default inside, as in TF."""
-    graph = _graph_of(values) if values else get_default_graph()
+    graph = graph_of(values) if values else get_default_graph()
     with graph.as_default(), graph.name_scope(name if name is not None else default_name) as n:
         yield n
 
@@ -463,12 +463,19 @@ def get_collection_ref(key):
     return get_default_graph().get_collection_ref(key)
 
 
-def _graph_of(values):
+def graph_of(values):
+    """The graph to build ops on `values` in (the default graph when there are none)."""
+    default = get_default_graph()
     for value in values:
         graph = getattr(value, "graph", None)
         if isinstance(graph, Graph):
-            return graph
-    return get_default_graph()
+            # Inside a cond/while body, values of an enclosing graph are captured by the body:
+            # the body stays the graph to build in.
+            enclosing = getattr(default, "outer_graph", None)
+            while enclosing is not None and enclosing is not graph:
+                enclosing = getattr(enclosing, "outer_graph", None)
+            return default if enclosing is graph else graph
+    return default
 
 
 class GraphKeys:

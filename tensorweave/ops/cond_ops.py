@@ -144,8 +144,9 @@ def _if_grad(op, *grads):
                grads[k] is not None]
     if not wrt or not grad_of:
         return [None] * len(op.inputs)
-    then_grad = functional.gradient_function(then_func, wrt, grad_of, "then_branch_grad")
-    else_grad = functional.gradient_function(else_func, wrt, grad_of, "else_branch_grad")
+    what = f"the tf.cond {op.name}"
+    then_grad = functional.gradient_function(then_func, wrt, grad_of, "then_branch_grad", what)
+    else_grad = functional.gradient_function(else_func, wrt, grad_of, "else_branch_grad", what)
     grad_inputs = inputs + [convert_to_tensor(grads[k]) for k in grad_of]
     graph = op.graph
     with graph.colocate_with(op):

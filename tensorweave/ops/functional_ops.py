@@ -104,13 +104,14 @@ def check_recomputable(func, what):
                              "differently. Draw them outside the body and pass them in.")
 
 
-def gradient_function(func, wrt, grad_of, name):
+def gradient_function(func, wrt, grad_of, name, what):
     """The gradient function of `func` (see the module docstring).
 
     Inputs: every input of `func`, then one gradient per output index in `grad_of`; outputs:
-    d(sum_k outputs[k] * grads[k]) / d(inputs[i]) for each i in `wrt`."""
+    d(sum_k outputs[k] * grads[k]) / d(inputs[i]) for each i in `wrt`. `what` names the
+    functional op in errors."""
     from tensorweave.ops import array_ops, gradients as gradients_lib
-    check_recomputable(func, f"function {func.name}")
+    check_recomputable(func, what)
     grad_func = function_graph.FuncGraph(name, graph_lib.get_default_graph())
     with grad_func.as_default():
         inputs = [grad_func.add_argument(t.dtype, t.shape, f"input_{i}")

@@ -214,7 +214,7 @@ def slice_tensor(tensor, key):
     wide = any(isinstance(v, graph_lib.Tensor) and v.dtype == dtypes.int64
                for v in begin + end + strides)
     dtype = dtypes.int64 if wide else dtypes.int32
-    with tensor.graph.as_default():
+    with graph_lib.graph_of([tensor]).as_default():
         return make_tensor("StridedSlice", [tensor] + [_index_vector(v, dtype)
                                                        for v in (begin, end, strides)],
                            masks, "strided_slice")

@@ -206,9 +206,10 @@ def _while_grad(op, *grads):
     float_vars = [i for i in range(count) if op.outputs[i].dtype.is_floating]
     if not float_vars:
         return [None] * len(op.inputs)
-    functional.check_recomputable(op.get_attr("cond"), f"the while_loop {op.name}")
+    what = f"the tf.while_loop {op.name}"
+    functional.check_recomputable(op.get_attr("cond"), what)
     wrt = float_vars + [count + j for j in range(len(captures))]
-    body_grad = functional.gradient_function(body, wrt, float_vars, "body_grad")
+    body_grad = functional.gradient_function(body, wrt, float_vars, "body_grad", what)
     out_grads = [convert_to_tensor(grads[i]) if grads[i] is not None else None
                  for i in float_vars]
     if all(g is None for g in out_grads):

@@ -313,3 +313,21 @@ def test_get_variable_in_both_branches_shares_one_store():
             session.run(tf.global_variables_initializer())
             assert session.run(y, {flag: True}) == 2.0
             assert session.run(y, {flag: False}) == 20.0
+
+
+def test_second_order_gradient_through_a_cond():
+    rng = np.random.default_rng(8)
+    gradient_checker.check_gradients(
+        lambda x: tf.cond(tf.constant(True), lambda: tf.sin(x) * x, lambda: x),
+        [rng.normal(size=3)], order=2)
+
+
+def test_print_in_a_branch_prints_only_when_taken(capsys):
+    with tf.Graph().as_default():
+        flag = tf.placeholder(tf.bool, [])
+        op = tf.cond(flag, lambda: tf.print("taken branch"), lambda: tf.no_op())
+        with tf.Session() as session:
+            session.run(op, {flag: False})
+            assert capsys.readouterr().err == ""
+            session.run(op, {flag: True})
+            assert capsys.readouterr().err == "taken branch\n"

@@ -306,3 +306,31 @@ def test_layers_in_a_loop_body_make_their_variables_outside_in_the_enclosing_sco
             for _ in range(30):
                 session.run(train, feed)
             assert session.run(loss, feed) < 0.3 * first
+
+
+def test_indexing_and_gathering_captured_tensors_in_the_body():
+    ids = np.array([0, 2, 1, 2], np.int32)
+
+    def weighted_lookup(table):
+        positions = tf.constant(ids)
+        return tf.while_loop(
+            lambda t, total: t < 4,
+            lambda t, total: (t + 1, total + tf.gather(table, positions[t]) *
+                              tf.cast(t + 1, tf.float64)),
+            [0, tf.zeros([2], tf.float64)])[1]
+
+    table = np.random.default_rng(7).normal(size=(3, 2))
+    with tf.Graph().as_default():
+        with tf.Session() as session:
+            got = session.run(weighted_lookup(tf.constant(table)))
+    np.testing.assert_allclose(got, sum(table[i] * (t + 1) for t, i in enumerate(ids)))
+    gradient_checker.check_gradients(weighted_lookup, [table])
+
+
+def test_gradient_of_a_body_drawing_random_numbers_is_refused_naming_the_loop():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [3])
+        out = tf.while_loop(lambda i, h: i < 2, lambda i, h: (i + 1, tf.nn.dropout(h, 0.5)),
+                            [0, x], name="noisy")[1]
+        with pytest.raises(ValueError, match="tf.while_loop noisy.*random"):
+            tf.gradients(out, x)
