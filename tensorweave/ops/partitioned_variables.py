@@ -73,7 +73,10 @@ class PartitionedVariable:
                                      key=lambda v: v._save_slice_info.var_offset)
         self._partitions = list(partitions)
         self._axis = _partition_axis(self._partitions)
-        self._concat = None
+        # What `sess.run(partitioned_variable)` fetches, built now: a MonitoredSession
+        # finalizes the graph before anyone fetches it.
+        with self.graph.as_default(), self.graph.control_dependencies(None):
+            self._concat = self.as_tensor()
 
     def __iter__(self):
         return iter(self._variable_list)
@@ -119,9 +122,7 @@ class PartitionedVariable:
             return array_ops.concat([v.value() for v in self._variable_list], self._axis)
 
     def _as_graph_element(self):
-        """What `sess.run(partitioned_variable)` fetches: the whole value (built once)."""
-        if self._concat is None:
-            self._concat = self.as_tensor()
+        """What `sess.run(partitioned_variable)` fetches: the whole value."""
         return self._concat
 
     def assign(self, value, use_locking=None, name=None):

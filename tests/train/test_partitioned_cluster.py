@@ -2,13 +2,14 @@
 in this process): the pieces of a large variable spread over both ps tasks; matmul reads the
 whole variable, embedding_lookup gathers each piece's rows on that piece's ps, the optimizer
 updates each piece on its own ps (sparse updates for the embedding), training gives the same
-values as one unpartitioned variable, and a sharded checkpoint of it restores into another
-partitioning."""
+values as one unpartitioned variable, a sharded checkpoint of it restores into another
+partitioning, and sync replicas average each piece's sparse gradients on its own ps."""
 import numpy as np
 import pytest
 
 import tensorweave as tf
 from tests.distributed.cluster_util import ServerProcesses
+from tests.train.test_sync_replicas import _run_workers
 
 pytestmark = pytest.mark.timeout(120)
 RNG = np.random.default_rng(7)
@@ -88,3 +89,48 @@ def test_pieces_on_two_ps_tasks_are_read_gathered_and_updated_where_they_live(tm
     # sparse updates of the embedding's pieces, dense ones of w's, each on its piece's ps
     assert sorted(_devices_of(metadata, "ScatterAdd").values()) == ps_tasks
     assert sorted(_devices_of(metadata, "ApplyGradientDescent").values()) == ps_tasks
+
+
+def test_sync_replicas_average_each_pieces_sparse_gradients_on_its_own_ps():
+    """Two workers (servers in this process, one thread each), 2-of-2 sync, a table in two
+    pieces on two ps processes. Worker i's loss is c_i times the sum of rows ids[i]
+    ("div": rows 0-2 in piece 0, 3-5 in piece 1), so each row's step is the mean of c_i over
+    the workers that looked it up: row 0 -> 1, row 4 -> (1 + 3) / 2, row 5 -> 3."""
+    ids = [[0, 4], [4, 5]]
+    with ServerProcesses({"ps": 2, "worker": 2},
+                         skip={("worker", 0), ("worker", 1)}) as processes:
+        servers = [tf.train.Server(processes.cluster, "worker", i) for i in range(2)]
+
+        def worker(index):
+            setter = tf.train.replica_device_setter(cluster=processes.cluster,
+                                                    worker_device=f"/job:worker/task:{index}")
+            with tf.Graph().as_default(), tf.device(setter):
+                table = tf.get_variable("table", [6, 2], initializer=tf.zeros_initializer(),
+                                        partitioner=tf.fixed_size_partitioner(2))
+                step = tf.train.get_or_create_global_step()
+                rows = tf.nn.embedding_lookup(table, ids[index], partition_strategy="div")
+                loss = (1.0 + 2.0 * index) * tf.reduce_sum(rows)
+                opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.5),
+                                                     2, 2)
+                train = opt.minimize(loss, global_step=step)
+                devices = sorted(op.device for op in tf.get_default_graph().get_operations()
+                                 if op.type == "SparseConditionalAccumulator")
+                hooks = [opt.make_session_run_hook(index == 0),
+                         tf.train.StopAtStepHook(last_step=5)]
+                with tf.train.MonitoredTrainingSession(master=servers[index].target,
+                                                       is_chief=index == 0, hooks=hooks,
+                                                       log_step_count_steps=0) as sess:
+                    while not sess.should_stop():
+                        sess.run(train)
+                with tf.Session(servers[index].target) as sess:
+                    return devices, sess.run(table)
+
+        try:
+            results = _run_workers(worker, 2)
+        finally:
+            for server in servers:
+                server.stop()
+    expected = -0.5 * 5 * np.repeat(np.array([[1.0], [0], [0], [0], [2], [3]]), 2, axis=1)
+    for devices, table in results.values():
+        assert devices == ["/job:ps/task:0", "/job:ps/task:1"]  # one per piece, on its ps
+        np.testing.assert_allclose(table, expected)

@@ -160,3 +160,11 @@ def test_sparse_gradients_gathered_by_int32_and_int64_ids_add_up():
         sess.run(table.initializer)
         np.testing.assert_array_equal(sess.run(tf.convert_to_tensor(grad)),
                                       [[0, 0], [2, 2], [0, 0], [3, 3], [1, 1]])
+
+
+def test_a_partitioned_variable_is_fetched_from_a_finalized_graph():
+    value = np.arange(8.0, dtype=np.float32).reshape(4, 2)
+    whole = tf.get_variable("whole", initializer=value,
+                            partitioner=pv.fixed_size_partitioner(2))
+    with tf.train.MonitoredSession() as sess:  # finalizes the graph
+        np.testing.assert_array_equal(sess.run(whole), value)
