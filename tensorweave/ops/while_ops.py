@@ -107,8 +107,10 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                  "output_shapes": invariants,
                  "shape_checks": _shape_checks(body_func, invariants)}, name=scope)
     outputs = op.outputs[1:-1] if counter else op.outputs[:-1]
+    if len(outputs) == 1 and not return_same_structure:
+        return outputs[0]  # TF 1.x: one loop variable comes back bare, even from [x]
     result = functional.pack_like(structure, outputs)
-    return result[0] if single and not return_same_structure else result
+    return result[0] if single else result
 
 
 def _shape_checks(body_func, invariants):

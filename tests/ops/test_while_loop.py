@@ -50,18 +50,20 @@ def test_maximum_iterations_stops_the_loop():
     with tf.Graph().as_default():
         limit = tf.placeholder(tf.int32, [])
         out = tf.while_loop(lambda v: v < 1000, lambda v: v * 2, [1], maximum_iterations=limit)
-        assert isinstance(out, list) and len(out) == 1
         with tf.Session() as session:
-            assert session.run(out[0], {limit: 3}) == 8
-            assert session.run(out[0], {limit: 50}) == 1024
+            assert session.run(out, {limit: 3}) == 8
+            assert session.run(out, {limit: 50}) == 1024
 
 
-def test_single_tensor_loop_var_comes_back_bare():
+def test_a_single_loop_var_comes_back_bare_unless_return_same_structure():
     with tf.Graph().as_default():
-        out = tf.while_loop(lambda v: v < 10, lambda v: v + 3, tf.constant(0))
+        assert isinstance(tf.while_loop(lambda v: v < 10, lambda v: v + 3, 0), tf.Tensor)
+        out = tf.while_loop(lambda v: v < 10, lambda v: v + 3, [tf.constant(0)])
         assert isinstance(out, tf.Tensor)
+        same = tf.while_loop(lambda v: v < 10, lambda v: v + 3, [0], return_same_structure=True)
+        assert isinstance(same, list) and len(same) == 1
         with tf.Session() as session:
-            assert session.run(out) == 12
+            assert session.run([out, same]) == [12, [12]]
 
 
 def test_shape_invariants_let_a_loop_variable_grow():
@@ -160,7 +162,7 @@ def test_back_prop_false_gives_no_gradient():
     with tf.Graph().as_default():
         x = tf.placeholder(tf.float32, [])
         out = tf.while_loop(lambda v: v < 10.0, lambda v: v * 2.0, [x], back_prop=False)
-        assert tf.gradients(out[0], x) == [None]
+        assert tf.gradients(out, x) == [None]
 
 
 def test_loop_with_a_variable_assigned_every_iteration():
@@ -174,7 +176,7 @@ def test_loop_with_a_variable_assigned_every_iteration():
         out = tf.while_loop(lambda i: i < 5, body, [0])
         with tf.Session() as session:
             session.run(counter.initializer)
-            assert session.run(out[0]) == 5
+            assert session.run(out) == 5
             assert session.run(counter) == 0 + 1 + 2 + 3 + 4
 
 
