@@ -27,6 +27,7 @@ round trips and the trip to remote workers.
 from tensorweave.framework.graph import Graph, Operation, Tensor
 
 ARG_INDEX = "_arg_index"
+MIRROR_BY_NAME = "_mirrors_variable_named"  # a mirror of a variable keyed by its op name
 RETVAL_INDEX = "_retval_index"
 TARGET = "_function_target"
 # Stateful ops that are storage or inputs, not effects: never targets of their own.
@@ -119,6 +120,8 @@ class FuncGraph(Graph):
                      "container": original.get_attr("container"),
                      "shared_name": original.get_attr("shared_name") or original.name}
             mirror = self.create_op("VariableV2", [], attrs, name=original.name)
+            if not original.get_attr("shared_name"):
+                mirror._set_attr(MIRROR_BY_NAME, True)
             mirror._mirror_of = original
             self._mirrors[original] = mirror
             self.mirrored_variables.append(original)
@@ -166,6 +169,16 @@ class FuncGraph(Graph):
                     self.targets.append(op)
         self._building_function = False
         return self
+
+    def prefix_mirrored_variables(self, prefix):
+        """import_graph_def under scope `prefix` renamed the variables this body (and the
+        bodies inside it) mirror by name: follow them."""
+        for op in self.get_operations():
+            if op._attrs.get(MIRROR_BY_NAME):
+                op._attrs["shared_name"] = prefix + op._attrs["shared_name"]
+            for value in op._attrs.values():
+                if isinstance(value, FuncGraph):
+                    value.prefix_mirrored_variables(prefix)
 
     # --- serialization --------------------------------------------------------------------------
     @classmethod

@@ -248,6 +248,10 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
         if "_class" in attrs:
             attrs["_class"] = [f"loc:@{prefix}{g[5:]}" if g.startswith("loc:@") else g
                                for g in attrs["_class"]]
+        if prefix:  # variables a function body mirrors by name were renamed with it
+            for value in attrs.values():
+                if hasattr(value, "prefix_mirrored_variables"):
+                    value.prefix_mirrored_variables(prefix)
         inputs = _regroup_inputs(op_def, flat, attrs, node_name)
         created[node_name] = graph._add_imported_op(node.op, prefix + node_name, inputs, attrs,
                                                     controls, node.device)

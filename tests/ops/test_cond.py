@@ -331,3 +331,19 @@ def test_print_in_a_branch_prints_only_when_taken(capsys):
             assert capsys.readouterr().err == ""
             session.run(op, {flag: True})
             assert capsys.readouterr().err == "taken branch\n"
+
+
+def test_imported_under_a_scope_a_branch_still_assigns_its_variable():
+    with tf.Graph().as_default() as graph:
+        v = tf.Variable(1.0, name="v")
+        flag = tf.placeholder(tf.bool, [], name="flag")
+        tf.cond(flag, lambda: tf.cond(flag, lambda: tf.assign_add(v, 1.0), lambda: v * 1.0),
+                lambda: v.read_value(), name="y")
+        data = graph.as_graph_def().SerializeToString()
+    with tf.Graph().as_default() as imported:
+        tf.import_graph_def(tf.GraphDef.FromString(data), name="copy")
+        with tf.Session() as session:
+            session.run("copy/v/Assign")
+            assert session.run("copy/y:0", {"copy/flag:0": True}) == 2.0
+            assert session.run("copy/v:0") == 2.0
+            assert session.run("copy/y:0", {"copy/flag:0": False}) == 2.0
