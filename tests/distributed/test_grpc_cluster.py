@@ -59,6 +59,12 @@ def test_remote_feeds_fetches_and_traces_from_every_task(servers):
                    for n in d["node_stats"])
         names = sorted(d.name for d in sess.list_devices())
         assert len(names) == 3 and names[0].startswith("/job:ps/replica:0/task:0")
+        # The graph grows after the first step: the master in the other process gets only
+        # the new ops (ExtendSession) and runs them with the old ones.
+        with tf.device("/job:ps/task:0"):
+            grown = v * 10.0
+        np.testing.assert_array_equal(sess.run(grown), [10.0, 20.0, 30.0])
+        assert sess.run(total, {x: [1.0, 1.0, 1.0]}) == 6.0
 
 
 def test_a_model_split_across_processes_equals_the_local_result(servers):
