@@ -3,8 +3,6 @@
 Remote feeds and fetches, a model split across tasks equal to the local result, traces from
 every task, each data plane on its own, the wire encodings' error bounds, a malformed request,
 and a 300 MB tensor crossing tasks."""
-import time
-
 import grpc
 import numpy as np
 import pytest
@@ -168,13 +166,11 @@ def test_a_300_megabyte_tensor_crosses_tasks_over_grpc_streaming(servers):
     with tf.device("/job:worker/task:1"):
         total = tf.reduce_sum(tf.cast(big, tf.float64))
     config = tf.ConfigProto(rpc_options=tf.RPCOptions(data_planes=["grpc"]))
-    start = time.monotonic()
     with tf.Session(servers.target("worker", 0), config=config) as sess:
         metadata = tf.RunMetadata()
         out = sess.run(total, options=tf.RunOptions(trace_level=3), run_metadata=metadata)
     assert out == count * 0.5
     assert any(f"grpc, {count * 4} bytes" in label for label in labels_of(metadata))
-    assert time.monotonic() - start < 20.0
 
 
 @pytest.mark.parametrize("plane", ["shm", "grpc"])

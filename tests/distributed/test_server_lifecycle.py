@@ -40,9 +40,7 @@ def test_the_local_server_and_unsupported_protocols():
         with tf.Session(server.target) as sess:
             assert sess.run(tf.constant([1, 2]) + 1).tolist() == [2, 3]
         threading.Timer(0.1, server.stop).start()
-        start = time.monotonic()
-        assert server.join(10)
-        assert time.monotonic() - start < 10
+        assert server.join(10)  # returns once stopped (TF's join never does)
     finally:
         server.stop()
     with pytest.raises(tf.errors.UnimplementedError, match="grpc"):
