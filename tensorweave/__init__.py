@@ -34,8 +34,8 @@ from tensorweave.ops.math_ops import (add, subtract, multiply, divide, truediv, 
                                       reduce_prod, reduce_all, reduce_any, argmax, argmin,
                                       equal, not_equal, less, less_equal, greater,
                                       greater_equal, logical_and, logical_or, logical_not,
-                                      logical_xor, where, cast, to_float, to_int32, to_int64,
-                                      to_double, unsorted_segment_sum, invert_permutation,
+                                      logical_xor, where, where_v2, cast, to_float, to_int32,
+                                      to_int64, to_double, unsorted_segment_sum, invert_permutation,
                                       broadcast_to)
 from tensorweave.ops.math_ops import range_ as range  # noqa: F401, A001
 from tensorweave.ops.math_ops import sub, mul, neg  # noqa: F401

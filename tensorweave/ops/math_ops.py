@@ -342,12 +342,39 @@ def select(condition, x, y, name=None):
 
 
 def where(condition, x=None, y=None, name=None):
-    """tf.where: indices of true elements (one argument) or elementwise choice (three)."""
+    """tf.where (TF 1.x): indices of true elements (one argument) or a choice (three). As in
+    TF 1.x, a 1-D condition with higher-rank branches picks whole rows (its size is their first
+    dimension); otherwise the operands broadcast, as tf.where_v2 (TF 1.x asks equal shapes)."""
     if x is None and y is None:
         return array_ops.where_indices(condition, name=name)
     if x is None or y is None:
         raise ValueError("tf.where needs both x and y, or neither")
+    condition = convert_to_tensor(condition, dtypes.bool)
+    x, y = convert_pair(x, y)
+    return select(_rows_condition(condition, x, y), x, y, name=name)
+
+
+def where_v2(condition, x=None, y=None, name=None):
+    """tf.where_v2: like tf.where, but a 1-D condition broadcasts like any other operand."""
+    if x is None and y is None:
+        return array_ops.where_indices(condition, name=name)
+    if x is None or y is None:
+        raise ValueError("tf.where_v2 needs both x and y, or neither")
     return select(condition, x, y, name=name)
+
+
+def _rows_condition(condition, x, y):
+    """The condition, a 1-D one reshaped to [n, 1, ..., 1] to select rows of x and y (decided
+    at run time when a rank is unknown at build time)."""
+    ranks = [t.shape.ndims for t in (condition, x, y)]
+    if None not in ranks:
+        if ranks[0] != 1 or max(ranks[1:]) <= 1:
+            return condition
+        return array_ops.reshape(condition, [-1] + [1] * (max(ranks[1:]) - 1))
+    extra = maximum(maximum(array_ops.rank(x), array_ops.rank(y)) - 1, 0)
+    extra = select(equal(array_ops.rank(condition), 1), extra, 0)
+    ones = array_ops.ones(array_ops.reshape(extra, [1]), dtypes.int32)
+    return array_ops.reshape(condition, array_ops.concat([array_ops.shape(condition), ones], 0))
 
 
 def ones_like_float(x):

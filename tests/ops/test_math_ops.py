@@ -153,6 +153,16 @@ SELECT_CASES = [
                           ("x_broadcast_by_y", ((1,), (1,), (3,))),
                           ("cond_broadcast", ((2, 3), (1, 3), (2, 1))),
                           ("scalar_branches", ((2, 3), (), ()))]
+] + [
+    # TF 1.x tf.where: a 1-D condition picks whole rows of higher-rank branches.
+    OpCase("where_v1_rows", {"SelectV2"}, tf.where,
+           lambda c, x, y: np.where(c.reshape(-1, 1, 1), x, y),
+           _select_inputs((3,), (3, 2, 2), (3, 2, 2)), ALL_FLOATS + INTS, grad=2),
+    OpCase("where_v1_rows_square", {"SelectV2"}, tf.where,
+           lambda c, x, y: np.where(c[:, None], x, y), _select_inputs((2,), (2, 2), (2, 2)),
+           FLOATS, grad=1),
+    OpCase("where_v2_broadcasts_rank1", {"SelectV2"}, tf.where_v2, np.where,
+           _select_inputs((2,), (2, 2), (2, 2)), FLOATS, grad=1),
 ]
 
 COMPARISON_ROWS = [("Equal", tf.equal, np.equal), ("NotEqual", tf.not_equal, np.not_equal),
