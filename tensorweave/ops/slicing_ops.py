@@ -274,10 +274,13 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
         dims = value.shape.as_tuple()
         ax = axis % len(dims)
         if dims[ax] is None:
-            raise ValueError("tf.split with a count needs a statically known axis size")
+            raise ValueError(f"tf.split ({name}): splitting {value.name} {value.shape} into "
+                             f"{num_or_size_splits} parts needs a statically known size of "
+                             f"dimension {ax}; give a list of sizes instead")
         if dims[ax] % num_or_size_splits:
-            raise ValueError(f"Cannot split dimension {dims[ax]} into {num_or_size_splits} "
-                             "equal parts")
+            raise ValueError(f"tf.split ({name}): cannot split dimension {ax} (size "
+                             f"{dims[ax]}) of {value.name} {value.shape} into "
+                             f"{num_or_size_splits} equal parts; give a list of sizes instead")
         sizes = [dims[ax] // num_or_size_splits] * num_or_size_splits
     else:
         sizes = list(num_or_size_splits)
@@ -374,9 +377,49 @@ def where_indices(condition, name=None):
 
 
 def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
-    """The elements (rows) of `tensor` where the 1-D `mask` is True."""
+    """The slices of `tensor` where `mask` is True. The mask's K dimensions match dimensions
+    axis .. axis+K-1 of `tensor` (axis 0 by default); they become one dimension, as long as the
+    count of True values. A mask of unknown rank is taken as 1-D."""
     tensor = convert_to_tensor(tensor)
     mask = convert_to_tensor(mask, dtype=dtypes.bool)
+    axis = _mask_axis(tensor.shape, mask.shape, 0 if axis is None else int(axis))
     with graph_lib.get_default_graph().name_scope(name):
+        if (mask.shape.ndims or 1) > 1:
+            tensor = _merge_dims(tensor, axis, mask.shape.ndims)
+            mask = array_ops.reshape(mask, [-1])
         indices = array_ops.squeeze(where_indices(mask), axis=[1])
-        return gather(tensor, indices)
+        return gather(tensor, indices, axis=axis)
+
+
+def _mask_axis(shape, mask_shape, axis):
+    """`axis` made non-negative, after checking that the mask fits the tensor there."""
+    mask_rank = mask_shape.ndims
+    if mask_rank == 0:
+        raise ValueError("tf.boolean_mask: mask must have at least one dimension, got a scalar")
+    if shape.ndims is None:
+        if axis < 0:
+            raise ValueError(f"tf.boolean_mask: a negative axis ({axis}) needs a tensor of "
+                             "known rank")
+        return axis
+    axis = axis + shape.ndims if axis < 0 else axis
+    mask_rank = mask_rank or 1
+    if not 0 <= axis <= shape.ndims - mask_rank:
+        raise ValueError(f"tf.boolean_mask: a mask of rank {mask_rank} at axis {axis} does "
+                         f"not fit a tensor of shape {shape}")
+    masked = TensorShape(shape.as_tuple()[axis:axis + mask_rank])
+    if not masked.is_compatible_with(mask_shape):
+        raise ValueError(f"tf.boolean_mask: mask of shape {mask_shape} does not match "
+                         f"dimensions {axis}..{axis + mask_rank - 1} of the tensor of shape "
+                         f"{shape}, which are {masked}")
+    return axis
+
+
+def _merge_dims(tensor, axis, count):
+    """`tensor` with dimensions axis .. axis+count-1 merged into one."""
+    dims = tensor.shape.as_tuple() if tensor.shape.ndims is not None else None
+    if dims is not None and all(d is not None for d in dims[:axis] + dims[axis + count:]):
+        return array_ops.reshape(tensor, list(dims[:axis]) + [-1] + list(dims[axis + count:]))
+    shape = array_ops.shape(tensor)
+    new_shape = concat([slice_(shape, [0], [axis]), as_int_tensor([-1]),
+                        slice_(shape, [axis + count], [-1])], 0)
+    return array_ops.reshape(tensor, new_shape)

@@ -183,6 +183,19 @@ GATHER_CASES = [
     OpCase("boolean_mask", {"Where", "Squeeze", "GatherV2"}, tf.boolean_mask,
            lambda x, m: x[m], (Floats((4, 2)), Fixed([True, False, True, True], np.bool_)),
            FLOATS, grad=2, static_exact=False),
+    OpCase("boolean_mask_axis1", {"Where", "GatherV2"},
+           lambda x, m: tf.boolean_mask(x, m, axis=1), lambda x, m: x[:, m],
+           (Floats((2, 4, 3)), Fixed([True, False, True, True], np.bool_)), FLOATS, grad=2,
+           static_exact=False),
+    # A mask of rank K merges K dimensions of the tensor (its rank must be known to build).
+    OpCase("boolean_mask_2d_mask", {"Where", "GatherV2"}, tf.boolean_mask,
+           lambda x, m: x[m], (Floats((2, 3, 4)), Fixed([[True, False, True],
+                                                          [False, False, True]], np.bool_)),
+           FLOATS, grad=2, static_exact=False, modes=("static", "partial")),
+    OpCase("boolean_mask_2d_mask_axis1", {"Where", "GatherV2"},
+           lambda x, m: tf.boolean_mask(x, m, axis=-2), lambda x, m: x[:, m],
+           (Floats((2, 3, 2)), Fixed([[True, False], [False, True], [True, True]], np.bool_)),
+           FLOATS, grad=2, static_exact=False, modes=("static", "partial")),
 ]
 WHERE_CASES = [
     OpCase("where_bool", {"Where"}, tf.where, lambda c: np.argwhere(c), (Bools((3, 4)),),
@@ -366,6 +379,20 @@ def test_concat_and_stack_shape_mismatches_name_the_op():
             tf.concat([tf.zeros([2, 3]), tf.zeros([2])], 0)
         with pytest.raises(ValueError, match=r"my_stack.*Pack"):
             tf.stack([tf.zeros([2]), tf.zeros([3])], name="my_stack")
+
+
+def test_split_and_boolean_mask_mismatches_name_the_call_and_the_values():
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match=r"my_split.*dimension 0 \(size 5\).* 2 equal"):
+            tf.split(tf.zeros([5]), 2, name="my_split")
+        with pytest.raises(ValueError, match=r"boolean_mask.*\(4,\).*\(2, 3\).*\(3,\)"):
+            tf.boolean_mask(tf.zeros([2, 3]), tf.zeros([4], tf.bool), axis=1)
+        with pytest.raises(ValueError, match=r"boolean_mask.*rank 2 at axis 1.*\(2, 3\)"):
+            tf.boolean_mask(tf.zeros([2, 3]), tf.zeros([2, 3], tf.bool), axis=1)
+        with pytest.raises(ValueError, match=r"boolean_mask.*\(2, 2\).*\(2, 3\)"):
+            tf.boolean_mask(tf.zeros([2, 3]), tf.zeros([2, 2], tf.bool))
+        with pytest.raises(ValueError, match="boolean_mask.*scalar"):
+            tf.boolean_mask(tf.zeros([2, 3]), True)
 
 
 def test_list_dtype_mismatches_raise_type_error_naming_the_op():
