@@ -378,10 +378,15 @@ def _bias_add_grad_grad(op, grad):
 
 
 # --- Python wrappers (tf.nn.*) -------------------------------------------------------------------
-def _four(value, name, data_format):
+def _caller(op_type, name):
+    """How an argument error names the op being built: its type and the name asked for."""
+    return f"{op_type} {name!r}" if name else op_type
+
+
+def _four(value, name, data_format, caller):
     """An int or 1, 2 or 4 ints as a 4-element attr in `data_format` order."""
     if value is None:
-        raise ValueError(f"{name} is required")
+        raise ValueError(f"{caller}: {name} is required")
     values = [value] if isinstance(value, int) else list(value)
     if len(values) == 1:
         values = values * 2
@@ -389,7 +394,8 @@ def _four(value, name, data_format):
         height, width = values
         return [1, 1, height, width] if data_format == "NCHW" else [1, height, width, 1]
     if len(values) != 4:
-        raise ValueError(f"{name} must be an int or a list of 1, 2 or 4 ints, got {value!r}")
+        raise ValueError(f"{caller}: {name} must be an int or a list of 1, 2 or 4 ints, got "
+                         f"{value!r}")
     return [int(v) for v in values]
 
 
@@ -398,35 +404,37 @@ def _sizes(value):
     return math_ops.cast(array_ops._shape_to_tensor(value), dtypes.int32)
 
 
-def _format(data_format):
+def _format(data_format, caller):
     data_format = data_format or "NHWC"
     if data_format not in _FORMATS:
-        raise ValueError(f"data_format must be one of {_FORMATS}, got {data_format!r}")
+        raise ValueError(f"{caller}: data_format must be one of {_FORMATS}, got "
+                         f"{data_format!r}")
     return data_format
 
 
-def _padding(padding):
+def _padding(padding, caller):
     """(padding attr, explicit_paddings attr) from 'SAME' / 'VALID' or explicit pairs."""
     if isinstance(padding, (list, tuple)):
         pairs = [list(pair) for pair in padding]
         if len(pairs) != 4 or any(len(pair) != 2 for pair in pairs):
-            raise ValueError(f"explicit padding must be 4 [before, after] pairs, got {padding!r}")
+            raise ValueError(f"{caller}: explicit padding must be 4 [before, after] pairs, got "
+                             f"{padding!r}")
         return "EXPLICIT", [int(p) for pair in pairs for p in pair]
     if isinstance(padding, bytes):
         padding = padding.decode()
     if not isinstance(padding, str) or padding.upper() not in ("SAME", "VALID"):
-        raise ValueError(f"padding must be 'SAME', 'VALID' or explicit [before, after] pairs, got "
-                         f"{padding!r}")
+        raise ValueError(f"{caller}: padding must be 'SAME', 'VALID' or explicit [before, "
+                         f"after] pairs, got {padding!r}")
     return padding.upper(), []
 
 
-def _conv_attrs(strides, padding, data_format, dilations, depthwise=False):
-    data_format = _format(data_format)
-    padding, explicit = _padding(padding)
-    attrs = {"strides": _four(strides, "strides", data_format), "padding": padding,
+def _conv_attrs(strides, padding, data_format, dilations, caller):
+    data_format = _format(data_format, caller)
+    padding, explicit = _padding(padding, caller)
+    attrs = {"strides": _four(strides, "strides", data_format, caller), "padding": padding,
              "explicit_paddings": explicit, "data_format": data_format,
              "dilations": _four(dilations if dilations is not None else 1, "dilations",
-                                data_format)}
+                                data_format, caller)}
     return attrs
 
 
@@ -434,7 +442,8 @@ def conv2d(input=None, filter=None, strides=None, padding=None,  # noqa: A002 - 
            use_cudnn_on_gpu=True, data_format="NHWC", dilations=None, name=None, filters=None):
     """2-D convolution (cross-correlation) of `input` with `filter` [kh, kw, in, out]."""
     filter = filters if filter is None else filter  # noqa: A001
-    attrs = _conv_attrs(strides, padding, data_format, dilations)
+    attrs = _conv_attrs(strides, padding, data_format, dilations,
+                        _caller("Conv2D", name))
     x = convert_to_tensor(input)
     return make_tensor("Conv2D", [x, convert_to_tensor(filter, dtype=x.dtype)], attrs,
                        name or "Conv2D")
@@ -444,7 +453,8 @@ def conv2d_backprop_input(input_sizes, filter=None, out_backprop=None, strides=N
                           padding=None, use_cudnn_on_gpu=True, data_format="NHWC",
                           dilations=None, name=None, filters=None):
     filter = filters if filter is None else filter  # noqa: A001
-    attrs = _conv_attrs(strides, padding, data_format, dilations)
+    attrs = _conv_attrs(strides, padding, data_format, dilations,
+                        _caller("Conv2DBackpropInput", name))
     dy = convert_to_tensor(out_backprop)
     return make_tensor("Conv2DBackpropInput",
                        [_sizes(input_sizes),
@@ -455,7 +465,8 @@ def conv2d_backprop_input(input_sizes, filter=None, out_backprop=None, strides=N
 def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding,  # noqa: A002
                            use_cudnn_on_gpu=True, data_format="NHWC", dilations=None,
                            name=None):
-    attrs = _conv_attrs(strides, padding, data_format, dilations)
+    attrs = _conv_attrs(strides, padding, data_format, dilations,
+                        _caller("Conv2DBackpropFilter", name))
     x = convert_to_tensor(input)
     return make_tensor("Conv2DBackpropFilter",
                        [x, _sizes(filter_sizes),
@@ -471,7 +482,7 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None,  
     value = input if value is None else value
     filter = filters if filter is None else filter  # noqa: A001
     if output_shape is None:
-        raise ValueError("conv2d_transpose needs output_shape")
+        raise ValueError(f"{_caller('conv2d_transpose', name)}: output_shape is required")
     return conv2d_backprop_input(output_shape, filter, value, strides, padding,
                                  data_format=data_format, dilations=dilations,
                                  name=name or "conv2d_transpose")
@@ -479,7 +490,8 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None,  
 
 def depthwise_conv2d_native(input, filter, strides, padding, data_format="NHWC",  # noqa: A002
                             dilations=None, name=None):
-    attrs = _conv_attrs(strides, padding, data_format, dilations)
+    attrs = _conv_attrs(strides, padding, data_format, dilations,
+                        _caller("DepthwiseConv2dNative", name))
     x = convert_to_tensor(input)
     return make_tensor("DepthwiseConv2dNative", [x, convert_to_tensor(filter, dtype=x.dtype)],
                        attrs, name or "DepthwiseConv2dNative")
@@ -495,13 +507,14 @@ def depthwise_conv2d(input, filter, strides, padding, rate=None, name=None,  # n
 
 
 def _pool(op_type, value, ksize, strides, padding, data_format, name):
-    data_format = _format(data_format)
-    padding_attr, explicit = _padding(padding)
+    caller = _caller(op_type, name)
+    data_format = _format(data_format, caller)
+    padding_attr, explicit = _padding(padding, caller)
     if explicit:
-        raise ValueError(f"{op_type}: explicit padding is not supported for pooling; use "
+        raise ValueError(f"{caller}: explicit padding is not supported for pooling; use "
                          "'SAME' or 'VALID'")
-    attrs = {"ksize": _four(ksize, "ksize", data_format),
-             "strides": _four(strides, "strides", data_format), "padding": padding_attr,
+    attrs = {"ksize": _four(ksize, "ksize", data_format, caller),
+             "strides": _four(strides, "strides", data_format, caller), "padding": padding_attr,
              "data_format": data_format}
     return make_tensor(op_type, [convert_to_tensor(value)], attrs, name or op_type)
 
@@ -530,13 +543,15 @@ def bias_add(value, bias, data_format=None, name=None):
     """value + bias along the channel dimension (the last, or dimension 1 for NCHW)."""
     value = convert_to_tensor(value)
     return make_tensor("BiasAdd", [value, convert_to_tensor(bias, dtype=value.dtype)],
-                       {"data_format": _format(data_format)}, name or "BiasAdd")
+                       {"data_format": _format(data_format, _caller("BiasAdd", name))},
+                       name or "BiasAdd")
 
 
 def depthwise_conv2d_native_backprop_input(input_sizes, filter, out_backprop, strides,  # noqa: A002
                                            padding, data_format="NHWC", dilations=None,
                                            name=None):
-    attrs = _conv_attrs(strides, padding, data_format, dilations)
+    attrs = _conv_attrs(strides, padding, data_format, dilations,
+                        _caller("DepthwiseConv2dNativeBackpropInput", name))
     dy = convert_to_tensor(out_backprop)
     return make_tensor("DepthwiseConv2dNativeBackpropInput",
                        [_sizes(input_sizes),
@@ -547,7 +562,8 @@ def depthwise_conv2d_native_backprop_input(input_sizes, filter, out_backprop, st
 def depthwise_conv2d_native_backprop_filter(input, filter_sizes,  # noqa: A002 - TF's names
                                             out_backprop, strides, padding, data_format="NHWC",
                                             dilations=None, name=None):
-    attrs = _conv_attrs(strides, padding, data_format, dilations)
+    attrs = _conv_attrs(strides, padding, data_format, dilations,
+                        _caller("DepthwiseConv2dNativeBackpropFilter", name))
     x = convert_to_tensor(input)
     return make_tensor("DepthwiseConv2dNativeBackpropFilter",
                        [x, _sizes(filter_sizes),

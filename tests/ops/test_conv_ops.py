@@ -387,8 +387,8 @@ def _conv_error(x_shape, w_shape, **kwargs):
 
 @pytest.mark.parametrize("x_shape,w_shape,kwargs,fragments", [
     ((1, 5, 5, 3), (3, 3, 2, 4), {}, ["my_conv", "Conv2D", "input depth 3", "in_channels 2"]),
-    ((1, 5, 5, 3), (3, 3, 3, 4), {"padding": "FULL"}, ["padding", "'FULL'"]),
-    ((1, 5, 5, 3), (3, 3, 3, 4), {"strides": [1, 1, 1]}, ["strides", "[1, 1, 1]"]),
+    ((1, 5, 5, 3), (3, 3, 3, 4), {"padding": "FULL"}, ["my_conv", "Conv2D", "padding", "'FULL'"]),
+    ((1, 5, 5, 3), (3, 3, 3, 4), {"strides": [1, 1, 1]}, ["my_conv", "strides", "[1, 1, 1]"]),
     ((1, 5, 5, 3), (3, 3, 3, 4), {"strides": [2, 1, 1, 1]}, ["my_conv", "strides", "batch"]),
     ((1, 5, 5, 3), (3, 3, 3, 4), {"strides": [1, 0, 1, 1]}, ["my_conv", "positive"]),
     ((1, 5, 5, 3), (3, 3, 3, 4), {"dilations": [1, 1, 1, 2]}, ["my_conv", "dilations"]),
@@ -396,8 +396,9 @@ def _conv_error(x_shape, w_shape, **kwargs):
                                                         "dimension 2"]),
     ((1, 5, 5), (3, 3, 3, 4), {}, ["my_conv", "rank 4", "(1, 5, 5)"]),
     ((1, 5, 5, 3), (3, 3, 3), {}, ["my_conv", "filter must have rank 4"]),
-    ((1, 5, 5, 3), (3, 3, 3, 4), {"data_format": "NWHC"}, ["data_format", "NWHC"]),
-    ((1, 5, 5, 3), (3, 3, 3, 4), {"padding": [[0, 0], [1, 1], [1, 1]]}, ["explicit", "pairs"]),
+    ((1, 5, 5, 3), (3, 3, 3, 4), {"data_format": "NWHC"}, ["my_conv", "data_format", "NWHC"]),
+    ((1, 5, 5, 3), (3, 3, 3, 4), {"padding": [[0, 0], [1, 1], [1, 1]]},
+     ["my_conv", "explicit", "pairs"]),
     ((1, 5, 5, 3), (3, 3, 3, 4), {"padding": [[0, 0], [1, -1], [1, 1], [0, 0]]},
      ["my_conv", "non-negative"]),
 ])
@@ -414,7 +415,8 @@ def test_pool_and_bias_build_errors():
             tf.nn.max_pool(x, [1, 2, 2, 2], [1, 2, 2, 1], "VALID", name="pool1")
         with pytest.raises(ValueError, match=r"pool2 \(AvgPool.*larger than the input"):
             tf.nn.avg_pool(x, [1, 5, 1, 1], [1, 1, 1, 1], "VALID", name="pool2")
-        with pytest.raises(ValueError, match=r"explicit padding is not supported for pooling"):
+        with pytest.raises(ValueError, match=r"MaxPool.*explicit padding is not supported for "
+                                             r"pooling"):
             tf.nn.max_pool(x, 2, 2, [[0, 0], [1, 1], [1, 1], [0, 0]])
         with pytest.raises(ValueError, match=r"bias1 \(BiasAdd.*bias of size 4 does not match "
                                              r"dimension 3 \(size 3\)"):
@@ -424,6 +426,36 @@ def test_pool_and_bias_build_errors():
         with pytest.raises(ValueError, match=r"out_backprop has shape"):
             tf.nn.conv2d_backprop_input([1, 4, 4, 3], tf.zeros([3, 3, 3, 2]),
                                         tf.zeros([1, 3, 3, 2]), [1, 1, 1, 1], "SAME")
+
+
+@pytest.mark.parametrize("build,fragments", [
+    (lambda x: tf.nn.max_pool(x, 2, 2, "SAMEE", name="p"), ["MaxPool 'p'", "'SAMEE'"]),
+    (lambda x: tf.nn.max_pool2d(x, 2, [1, 2, 1], "SAME", name="p"),
+     ["MaxPool 'p'", "strides", "[1, 2, 1]"]),
+    (lambda x: tf.nn.avg_pool(x, [1, 2, 2], 2, "VALID"), ["AvgPool", "ksize", "[1, 2, 2]"]),
+    (lambda x: tf.nn.avg_pool(x, 2, 2, "VALID", data_format="NCWH"), ["AvgPool", "'NCWH'"]),
+    (lambda x: tf.nn.conv2d_transpose(x, tf.zeros([3, 3, 2, 3]), [1, 8, 8, 2], 2, "FULL",
+                                      name="up"), ["Conv2DBackpropInput 'up'", "'FULL'"]),
+    (lambda x: tf.nn.conv2d_transpose(x, tf.zeros([3, 3, 2, 3]), [1, 8, 8, 2], [1, 2, 2],
+                                      name="up"), ["Conv2DBackpropInput 'up'", "[1, 2, 2]"]),
+    (lambda x: tf.nn.conv2d_transpose(x, tf.zeros([3, 3, 2, 3]), None, 2, name="up"),
+     ["up", "output_shape"]),
+    (lambda x: tf.nn.depthwise_conv2d(x, tf.zeros([3, 3, 3, 2]), [1, 1, 1, 1], "same ",
+                                      name="dw"), ["DepthwiseConv2dNative 'dw'", "'same '"]),
+    (lambda x: tf.nn.depthwise_conv2d(x, tf.zeros([3, 3, 3, 2]), [1, 1, 1], "SAME"),
+     ["DepthwiseConv2dNative", "strides", "[1, 1, 1]"]),
+    (lambda x: tf.nn.depthwise_conv2d(x, tf.zeros([3, 3, 3, 2]), [1, 0, 1, 1], "SAME"),
+     ["DepthwiseConv2dNative", "strides", "positive", "[1, 0, 1, 1]"]),
+    (lambda x: tf.nn.bias_add(x, tf.zeros([3]), data_format="CHWN", name="b"),
+     ["BiasAdd 'b'", "'CHWN'"]),
+])
+def test_pool_transpose_and_depthwise_argument_errors_name_the_op(build, fragments):
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [1, 4, 4, 3])
+        with pytest.raises(ValueError) as info:
+            build(x)
+    for fragment in fragments:
+        assert fragment in str(info.value), str(info.value)
 
 
 def test_depth_mismatch_of_unknown_shapes_fails_at_run_time_naming_the_op():
