@@ -58,7 +58,7 @@ from tensorweave.ops.check_ops import (assert_equal, assert_none_equal, assert_l
                                        assert_greater_equal, assert_positive, assert_negative,
                                        assert_non_negative, assert_non_positive, assert_rank,
                                        assert_rank_at_least, assert_type, assert_integer,
-                                       assert_scalar)
+                                       assert_scalar, assert_near)
 from tensorweave.ops.random_ops import (random_normal, random_uniform,  # noqa: F401
                                         truncated_normal, random_shuffle)
 from tensorweave.ops.control_flow_ops import group, no_op, tuple, with_dependencies  # noqa: F401, A001

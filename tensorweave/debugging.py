@@ -2,9 +2,9 @@
 from tensorweave.ops.check_ops import (assert_equal, assert_greater,  # noqa: F401
                                        assert_greater_equal, assert_integer, assert_less,
                                        assert_less_equal, assert_negative, assert_non_negative,
-                                       assert_non_positive, assert_none_equal, assert_positive,
-                                       assert_rank, assert_rank_at_least, assert_scalar,
-                                       assert_shapes, assert_type)
+                                       assert_near, assert_non_positive, assert_none_equal,
+                                       assert_positive, assert_rank, assert_rank_at_least,
+                                       assert_scalar, assert_shapes, assert_type)
 from tensorweave.ops.debug_ops import Assert, check_numerics  # noqa: F401
 from tensorweave.ops.debug_ops import verify_tensor_all_finite as assert_all_finite  # noqa: F401
 from tensorweave.ops.math_ops import is_finite, is_inf, is_nan  # noqa: F401

@@ -15,3 +15,6 @@ from tensorweave.ops.cumulative_ops import cumsum, cumprod  # noqa: F401
 from tensorweave.ops.reduction_ops import (reduce_logsumexp, count_nonzero,  # noqa: F401
                                            reduce_euclidean_norm)
 from tensorweave.ops.sort_ops import top_k  # noqa: F401
+from tensorweave.ops.nn_ops import softmax, log_softmax  # noqa: F401
+from tensorweave.ops.activation_ops import softplus  # noqa: F401
+from tensorweave.ops.nn_impl import in_top_k, l2_normalize, softsign  # noqa: F401

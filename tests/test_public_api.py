@@ -42,7 +42,7 @@ linalg
 check_numerics verify_tensor_all_finite Assert Print print assert_equal assert_none_equal
 assert_less assert_less_equal assert_greater assert_greater_equal assert_positive assert_negative
 assert_non_negative assert_non_positive assert_rank assert_rank_at_least assert_type
-assert_integer assert_scalar debugging
+assert_integer assert_scalar assert_near where_v2 debugging
 summary Summary SummaryMetadata Event SessionLog HistogramProto LogMessage TaggedRunMetadata
 """.split()
 
@@ -92,13 +92,13 @@ SUBMODULES = {
     "logging": "set_verbosity info warn warning error fatal debug DEBUG INFO WARN ERROR FATAL",
     "math": "add subtract multiply divide truediv floordiv floormod mod pow logical_xor cumsum "
             "cumprod reduce_logsumexp count_nonzero reduce_euclidean_norm is_nan is_inf "
-            "is_finite top_k",
+            "is_finite top_k in_top_k l2_normalize softmax log_softmax softplus softsign",
     "linalg": "einsum norm matmul tensordot",
     "debugging": "check_numerics Assert assert_equal assert_none_equal assert_less "
                  "assert_less_equal assert_greater assert_greater_equal assert_positive "
                  "assert_negative assert_non_negative assert_non_positive assert_rank "
                  "assert_rank_at_least assert_type assert_integer assert_scalar assert_shapes "
-                 "assert_all_finite is_nan is_inf is_finite",
+                 "assert_all_finite assert_near is_nan is_inf is_finite",
 }
 
 

@@ -85,6 +85,28 @@ def assert_greater_equal(x, y, data=None, summarize=None, message=None, name=Non
     return _binary_assert("greater_equal", x, y, data, summarize, message, name)
 
 
+def assert_near(x, y, rtol=None, atol=None, data=None, summarize=None, message=None,
+                name=None):
+    """|x - y| <= atol + rtol * |y| element-wise; both tolerances default to 10 epsilons of
+    the (floating-point) dtype."""
+    with graph_lib.name_scope(name, "assert_near", [t for t in (x, y) if _is_symbolic(t)]):
+        x = convert_to_tensor(x)
+        y = convert_to_tensor(y, dtype=x.dtype)
+        if not x.dtype.is_floating:
+            raise TypeError(f"assert_near compares floating-point tensors; {x.name} is "
+                            f"{x.dtype.name} (use assert_equal)")
+        eps = float(np.finfo(x.dtype.np_dtype).eps)
+        rtol = convert_to_tensor(10 * eps if rtol is None else rtol, dtype=x.dtype)
+        atol = convert_to_tensor(10 * eps if atol is None else atol, dtype=x.dtype)
+        if data is None:
+            data = ([message] if message else []) + [
+                "x and y not equal to tolerance rtol = ", rtol, ", atol = ", atol,
+                f"x ({x.name}) = ", x, f"y ({y.name}) = ", y]
+        distance = math_ops.abs(x - y)
+        return _binary_assert("less_equal", distance, atol + rtol * math_ops.abs(y), data,
+                              summarize, message, None)
+
+
 def _sign_assert(kind, symbol, x, data, summarize, message, name, default_name):
     x = convert_to_tensor(x)
     with graph_lib.name_scope(name, default_name, [x]):
@@ -114,12 +136,12 @@ def assert_non_positive(x, data=None, summarize=None, message=None, name=None):
 
 
 # --- ranks, types, shapes ----------------------------------------------------------------------
-def assert_rank(x, rank, message=None, name=None, data=None, summarize=None):
+def assert_rank(x, rank, data=None, summarize=None, message=None, name=None):
     """ValueError at build time when x's rank is static and wrong, else a run-time Assert."""
     return _rank_check(x, rank, message, name, data, summarize, at_least=False)
 
 
-def assert_rank_at_least(x, rank, message=None, name=None, data=None, summarize=None):
+def assert_rank_at_least(x, rank, data=None, summarize=None, message=None, name=None):
     return _rank_check(x, rank, message, name, data, summarize, at_least=True)
 
 

@@ -165,6 +165,45 @@ def test_rank_checks_at_run_time():
             _run(check, {x: np.zeros(3)})
 
 
+def test_rank_checks_take_tf1_positional_arguments():
+    # TF 1.x: assert_rank(x, rank, data, summarize, message, name).
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32)
+        check = tf.assert_rank(x, 2, ["data for rank"], 3, "need a matrix", "my_rank")
+        at_least = tf.debugging.assert_rank_at_least(x, 3, None, None, "need rank 3")
+        assert check.name.startswith("my_rank")
+        with pytest.raises(tf.errors.InvalidArgumentError, match="data for rank"):
+            _run(check, {x: np.zeros(3)})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="need rank 3"):
+            _run(at_least, {x: np.zeros((2, 2))})
+
+
+@pytest.mark.parametrize("dtype,close,far", [
+    (tf.float32, 1.0 + 5e-7, 1.0 + 5e-6),
+    (tf.float64, 1.0 + 1e-15, 1.0 + 1e-13),
+])
+def test_assert_near_uses_ten_epsilons_of_the_dtype_by_default(dtype, close, far):
+    with tf.Graph().as_default():
+        x = tf.placeholder(dtype, [2])
+        check = tf.debugging.assert_near(x, tf.constant([1.0, 2.0], dtype), message="not near")
+        _run(check, {x: [close, 2.0]})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="not near"):
+            _run(check, {x: [far, 2.0]})
+
+
+def test_assert_near_tolerances_are_relative_to_y_plus_absolute():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, [2])
+        check = tf.assert_near(x, tf.constant([100.0, 0.0], tf.float64), rtol=0.01, atol=0.1)
+        _run(check, {x: [100.0 + 1.05, 0.09]})  # |dx| <= 0.1 + 0.01 * |y|
+        with pytest.raises(tf.errors.InvalidArgumentError, match="assertion failed"):
+            _run(check, {x: [100.0 + 1.15, 0.0]})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="assertion failed"):
+            _run(check, {x: [100.0, 0.11]})
+        with pytest.raises(TypeError, match="assert_near.*int32"):
+            tf.assert_near(tf.constant([1]), tf.constant([1]))
+
+
 def test_assert_shapes_relates_named_dimensions():
     with tf.Graph().as_default():
         x = tf.placeholder(tf.float32, [None, 3])
