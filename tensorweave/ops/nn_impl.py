@@ -106,9 +106,14 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
             raise ValueError(f"fused_batch_norm: x must be 4-D, got shape {x.shape}")
         axes = [0, 1, 2] if data_format == "NHWC" else [0, 2, 3]
         channel_shape = [-1] if data_format == "NHWC" else [1, -1, 1, 1]
+        channels = x.shape[3 if data_format == "NHWC" else 1] if x.shape.ndims else None
 
-        def per_channel(value):
+        def per_channel(value, what):
             value = convert_to_tensor(value, dtype=x.dtype)
+            if not value.shape.is_compatible_with([channels]):
+                raise ValueError(f"fused_batch_norm: {what} must be 1-D with one value per "
+                                 f"channel of x {x.shape} ({data_format}), got shape "
+                                 f"{value.shape}")
             return value if data_format == "NHWC" else array_ops.reshape(value, channel_shape)
 
         if is_training:
@@ -116,8 +121,8 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
                 raise ValueError("fused_batch_norm: mean and variance are computed from the "
                                  "batch when is_training=True; pass them only for inference")
             batch_mean, batch_var = moments(x, axes, keep_dims=data_format == "NCHW")
-            y = batch_normalization(x, batch_mean, batch_var, per_channel(offset),
-                                    per_channel(scale), epsilon)
+            y = batch_normalization(x, batch_mean, batch_var, per_channel(offset, "offset"),
+                                    per_channel(scale, "scale"), epsilon)
             count = reduced_count(x, axes)
             corrected = batch_var * (count / math_ops.maximum(count - 1, 1))
             if data_format == "NCHW":
@@ -127,8 +132,9 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001,
         if mean is None or variance is None:
             raise ValueError("fused_batch_norm: inference (is_training=False) needs mean and "
                              "variance")
-        y = batch_normalization(x, per_channel(mean), per_channel(variance), per_channel(offset),
-                                per_channel(scale), epsilon)
+        y = batch_normalization(x, per_channel(mean, "mean"), per_channel(variance, "variance"),
+                                per_channel(offset, "offset"), per_channel(scale, "scale"),
+                                epsilon)
         return y, convert_to_tensor(mean, dtype=x.dtype), convert_to_tensor(variance,
                                                                              dtype=x.dtype)
 
@@ -225,6 +231,9 @@ def in_top_k(predictions, targets, k, name=None):
         if not targets.dtype.is_integer:
             raise TypeError(f"in_top_k: targets must be int32 or int64, got "
                             f"{targets.dtype.name}")
+        if not predictions.shape[:1].is_compatible_with(targets.shape[:1]):
+            raise ValueError(f"in_top_k: predictions {predictions.shape} and targets "
+                             f"{targets.shape} must have the same batch size")
         num_classes = predictions.shape.as_tuple()[1] if predictions.shape.ndims else None
         if num_classes is None:
             num_classes = math_ops.cast(array_ops.gather(array_ops.shape(predictions), 1),

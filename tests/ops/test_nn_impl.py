@@ -283,6 +283,14 @@ def test_argument_errors_name_the_function_and_value():
             tf.nn.in_top_k(tf.zeros([3]), tf.zeros([3], tf.int32), 1)
         with pytest.raises(TypeError, match="targets must be int32 or int64"):
             tf.nn.in_top_k(tf.zeros([3, 2]), tf.zeros([3]), 1)
+        with pytest.raises(ValueError, match=r"in_top_k.*\(2, 3\).*\(4,\).*batch size"):
+            tf.nn.in_top_k(tf.zeros([2, 3]), tf.zeros([4], tf.int32), 1)
+        with pytest.raises(ValueError, match=r"fused_batch_norm: scale .*\(1, 2, 2, 3\).*\(4,\)"):
+            tf.nn.fused_batch_norm(tf.zeros([1, 2, 2, 3]), tf.ones([4]), tf.zeros([3]))
+        with pytest.raises(ValueError, match=r"fused_batch_norm: variance .*NCHW.*\(3,\)"):
+            tf.nn.fused_batch_norm(tf.zeros([1, 2, 2, 3]), tf.ones([2]), tf.zeros([2]),
+                                   tf.zeros([2]), tf.ones([3]), data_format="NCHW",
+                                   is_training=False)
         with pytest.raises(ValueError, match="empty list"):  # shards: tests/train
             tf.nn.embedding_lookup([], [0])
         with pytest.raises(ValueError, match="4-D"):
