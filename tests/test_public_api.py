@@ -21,7 +21,7 @@ reduce_sum reduce_mean reduce_max reduce_min reduce_prod reduce_all reduce_any a
 not_equal less less_equal greater greater_equal logical_and logical_or logical_not where
 to_float to_int32 to_int64
 random_normal random_uniform truncated_normal set_random_seed
-group no_op tuple with_dependencies
+group no_op tuple with_dependencies cond case while_loop
 assign assign_add assign_sub is_variable_initialized
 global_variables local_variables trainable_variables global_variables_initializer
 initialize_all_variables variables_initializer local_variables_initializer
