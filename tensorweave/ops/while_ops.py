@@ -19,7 +19,8 @@ body's gradient function (functional_ops.gradient_function: a recomputed forward
 the backward pass) at that iteration's loop variables, passing the loop-variable gradients
 down and summing the gradients of the captured tensors (a weight matrix used in every
 iteration). WhileGrad is colocated with its While, whose history never leaves the device. It
-has no gradient of its own: second derivatives through a while_loop are not supported.
+has no gradient of its own: asking for second derivatives through a while_loop fails,
+naming it.
 """
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
@@ -27,7 +28,7 @@ from tensorweave.framework import tensor_shape
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.op_def import register_op
 from tensorweave.ops import functional_ops as functional
-from tensorweave.ops.gradients import not_differentiable, register_gradient
+from tensorweave.ops.gradients import register_gradient
 
 
 def _while_shapes(op):
@@ -49,7 +50,13 @@ register_op("WhileGrad", inputs=["history: variant", "captures: Tcaptures", "gra
                    "output_shapes": ("list(shape)", [])},
             shape_fn=lambda op: list(op.get_attr("output_shapes")), stateful=True,
             doc="The gradients of a While's float loop variables and of its body's captures.")
-not_differentiable("WhileGrad")
+
+
+@register_gradient("WhileGrad")
+def _while_grad_grad(op, *grads):
+    raise NotImplementedError(
+        f"Second derivatives through a tf.while_loop are not supported ({op.name}): its "
+        "gradient op WhileGrad has no gradient. Differentiate an unrolled Python loop instead.")
 
 
 def _what(scope):

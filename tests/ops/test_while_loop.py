@@ -336,3 +336,12 @@ def test_gradient_of_a_body_drawing_random_numbers_is_refused_naming_the_loop():
                             [0, x], name="noisy")[1]
         with pytest.raises(ValueError, match="tf.while_loop noisy.*random"):
             tf.gradients(out, x)
+
+
+def test_second_derivatives_through_a_loop_are_refused_not_wrong():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, [])
+        out = tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * v), [0, x])[1]
+        grad = tf.gradients(out, x)[0]
+        with pytest.raises(NotImplementedError, match="Second derivatives through a tf.while"):
+            tf.gradients(grad, x)
