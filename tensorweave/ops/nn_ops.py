@@ -197,8 +197,23 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits
     labels = convert_to_tensor(labels)
     if not labels.dtype.is_integer:
         raise TypeError(f"sparse labels must be int32 or int64, got {labels.dtype.name}")
-    return make_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels],
-                   name=name or "SparseSoftmaxCrossEntropyWithLogits").outputs[0]
+    rank = logits.shape.ndims
+    if rank is None or rank == 2:
+        return make_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels],
+                       name=name or "SparseSoftmaxCrossEntropyWithLogits").outputs[0]
+    # Other ranks (TF 1.x allows any): one row per label, then the labels' shape back.
+    if rank == 0 or not labels.shape.is_compatible_with(logits.shape[:-1]):
+        raise ValueError(f"SparseSoftmaxCrossEntropyWithLogits ({name}): labels of shape "
+                         f"{labels.shape} must have the shape of logits {logits.shape} without "
+                         f"its last (classes) dimension")
+    with graph_lib.get_default_graph().name_scope(name or "SparseSoftmaxCrossEntropyWithLogits"):
+        classes = logits.shape.as_tuple()[-1]
+        flat_logits = array_ops.reshape(logits, [-1, classes if classes is not None else -1])
+        loss = make_op("SparseSoftmaxCrossEntropyWithLogits",
+                       [flat_logits, array_ops.reshape(labels, [-1])]).outputs[0]
+        out_shape = labels.shape.as_list() if labels.shape.is_fully_defined() else \
+            array_ops.shape(labels)
+        return array_ops.reshape(loss, out_shape)
 
 
 def sigmoid(x, name=None):

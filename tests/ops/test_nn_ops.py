@@ -109,6 +109,19 @@ XENT_CASES = [
                labels=labels, logits=logits),
            lambda logits, labels: -_log_softmax(logits)[np.arange(len(labels)), labels],
            (Floats((4, 3)), Fixed([2, 0, 0, 1], np.int64)), FLOATS, grad=2),
+    # TF 1.x takes logits of any rank >= 1, with labels of their shape minus the classes.
+    OpCase("sparse_xent_3d_logits", {"SparseSoftmaxCrossEntropyWithLogits"},
+           lambda logits, labels: tf.nn.sparse_softmax_cross_entropy_with_logits(
+               labels=labels, logits=logits),
+           lambda logits, labels: -np.take_along_axis(_log_softmax(logits), labels[..., None],
+                                                      -1)[..., 0],
+           (Floats((2, 3, 4)), Ints((2, 3), 0, 4, np.int32)), FLOATS, grad=2,
+           modes=("static", "partial")),
+    OpCase("sparse_xent_1d_logits", {"SparseSoftmaxCrossEntropyWithLogits"},
+           lambda logits, labels: tf.nn.sparse_softmax_cross_entropy_with_logits(
+               labels=labels, logits=logits),
+           lambda logits, labels: -_log_softmax(logits)[labels],
+           (Floats((4,)), Fixed(2, np.int64)), FLOATS, grad=2, modes=("static",)),
     OpCase("l2_loss", {"Square", "Sum", "Mul"}, tf.nn.l2_loss, lambda x: 0.5 * np.sum(x * x),
            (Floats((2, 3)),), FLOATS, grad=2),
 ]
@@ -205,6 +218,9 @@ def test_xent_shape_mismatch_names_the_op():
         with pytest.raises(ValueError, match="SparseSoftmaxCrossEntropyWithLogits"):
             tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.zeros([3], tf.int32),
                                                            logits=tf.zeros([2, 4]))
+        with pytest.raises(ValueError, match=r"SparseSoftmax.*\(2, 4\).*\(2, 3, 5\)"):
+            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.zeros([2, 4], tf.int32),
+                                                           logits=tf.zeros([2, 3, 5]))
 
 
 def test_sparse_label_out_of_range_raises_invalid_argument_naming_the_op():
