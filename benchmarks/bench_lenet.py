@@ -9,7 +9,8 @@ Run with `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE` on machines that pin an 
 core type (see bench_foundation.py, whose venv and helpers this reuses).
 
 Rows: tensorweave with its defaults (each kernel splits its batch over as many intra-op
-threads as cores, BLAS on one thread per chunk: runtime/devices.py), tensorweave with
+threads as cores, BLAS on one thread per chunk: runtime/devices.py; the step, estimated long,
+runs on the device's lanes so that independent gradients overlap: step_plan.py), tensorweave with
 `intra_op_parallelism_threads=1` (every kernel on one thread: what the splitting gains), and
 TensorFlow with its defaults. CPU ms per step (user + system time of the whole process over
 the timed steps) is printed next to the rate: the machine is shared, and CPU time is the part

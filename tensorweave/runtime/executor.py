@@ -136,6 +136,7 @@ class PartitionPlan:
             # A skipped variable op (nothing reads its value here) has nothing to wait for.
             producer = node_of.get(transfer.producer)
             self._add(nodes, node, () if producer is None else (producer,))
+        _order_updates_after_reads(nodes)
         self.nodes = nodes
         self.num_slots = len(slots)
         self.fetch_slots = {t: slots[t] for t in part.fetches}
@@ -182,6 +183,62 @@ class PartitionPlan:
             if node is None:
                 raise
             raise op_error(node, exc) from None
+
+
+def _order_updates_after_reads(nodes):
+    """Makes each in-place update of a variable (a "variable_ref" kernel: Assign*, Apply*) wait
+    for the ops of the step that read the variable's value and do not depend on the update, so
+    that on parallel lanes an optimizer never rewrites a weight under a gradient op still reading
+    it (LeNet on lanes diverged that way: a conv's input gradient computed with half-updated
+    filters). The inline path runs in creation order, where the reads come first already."""
+    readers = {}   # VariableV2 op -> indices of the nodes reading its value
+    updates = []   # (node index, the VariableV2 ops it updates in place)
+    for node in nodes:
+        op = node.op
+        if node.op_type != op.type:  # a _Send/_Recv standing in for its producer
+            continue
+        kernel = kernel_registry.get_kernel(op.type)
+        refs = kernel.num_refs if kernel.resource == "variable_ref" else 0
+        if refs:
+            updates.append((node.index, {t.op for t in op.inputs[:refs]}))
+        for tensor in op.inputs[refs:]:
+            variable = _aliased_variable(tensor)
+            if variable is not None:
+                readers.setdefault(variable, []).append(node.index)
+    for index, variables in updates:
+        after = _descendants(nodes, index)  # an edge from one of these would close a cycle
+        for variable in variables:
+            for reader in readers.get(variable, ()):
+                if reader not in after and index not in nodes[reader].consumers:
+                    nodes[reader].consumers.append(index)
+                    nodes[index].num_deps += 1
+
+
+def _aliased_variable(tensor):
+    """The VariableV2 op whose storage `tensor` may be (through input-forwarding ops)."""
+    seen = set()
+    while tensor not in seen:
+        seen.add(tensor)
+        kernel = kernel_registry.get_kernel(tensor.op.type)
+        if kernel is None:
+            return None
+        if tensor.op.type == "VariableV2":
+            return tensor.op
+        if not kernel.forwards_input or not tensor.op.inputs:
+            return None
+        tensor = tensor.op.inputs[0]
+    return None
+
+
+def _descendants(nodes, index):
+    """`index` and every node that depends on it."""
+    found, stack = {index}, [index]
+    while stack:
+        for consumer in nodes[stack.pop()].consumers:
+            if consumer not in found:
+                found.add(consumer)
+                stack.append(consumer)
+    return found
 
 
 def bind_op(op, input_slots, output_slots, manager):

@@ -4,12 +4,14 @@
 first step (as TF's DirectSession does, unless GraphOptions.place_pruned_graph), and when the
 graph grows only the new ops are placed, the others keep their devices, so a variable never
 moves. `StepPlan.run` takes the fast path when the step is one partition of synchronous
-kernels and has no deadline: it runs inline on the calling thread with no thread hop. Any other
-step (several devices, a Recv, a blocking queue op, a deadline) runs on the parallel executor.
+kernels, has no deadline and is not estimated to compute for long: it runs inline on the
+calling thread with no thread hop. Any other step (several devices, a Recv, a blocking queue op,
+a deadline, a long step whose branches can overlap) runs on the parallel executor.
 """
 import itertools
 import threading
 
+from tensorweave.runtime import cost_model
 from tensorweave.runtime import executor
 from tensorweave.runtime import partition as partition_lib
 from tensorweave.runtime import placer as placer_lib
@@ -74,6 +76,21 @@ class GraphPlacement:
             placer_lib.log_placement(self._whole(), list(self.assignment), self.device_set.names)
 
 
+# A one-device step estimated (cost_model.py) to compute this long runs on the device's lanes,
+# whose independent branches then overlap, instead of inline: the lanes' hand-offs (~1 us a
+# node) are lost in it. LeNet (estimated 58 ms, ~100 nodes) ran 1.8x faster on the lanes
+# than inline at load 8-12 (BENCHMARKS.md, LeNet); the MLP (8 ms) and softmax benchmarks stay
+# inline, as issue 4 measured the MLP slower on lanes.
+LANES_MIN_ESTIMATED_SECONDS = 0.02
+
+
+def _worth_lanes(ops, device_set, plan):
+    device = device_set.by_name.get(plan.device)
+    if device is None or device.lanes < 2:
+        return False
+    return sum(cost_model.compute_seconds(op) for op in ops) >= LANES_MIN_ESTIMATED_SECONDS
+
+
 class StepPlan:
     """The cached plans of one (feeds, fetches, targets) signature, one per device."""
 
@@ -85,6 +102,8 @@ class StepPlan:
         self.plans = [executor.PartitionPlan(part, resource_manager, fetch_tensors)
                       for part in self.partitions.values()]
         self.inline = len(self.plans) <= 1 and all(plan.inline for plan in self.plans)
+        if self.inline and self.plans and _worth_lanes(ops, placement.device_set, self.plans[0]):
+            self.inline = False
         self.devices = [plan.device for plan in self.plans]
         fed = set(feed_tensors)
         self._fetches = []  # (plan index or None for a fed tensor, slot or tensor, copy)
