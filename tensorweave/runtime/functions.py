@@ -9,8 +9,8 @@ or Session.close() stops a loop between two of its body's ops.
 
 A body's plan (pruned to its outputs and its targets, kernels and resources bound) is built on
 first use and cached per (function, resource manager, device): a while loop of 1,000
-iterations builds nothing after its first. The cache is weak on both keys, so plans go away
-with their graph or their session's resources.
+iterations builds nothing after its first. The cache lives on the function and is weak on the
+manager, so plans go away with their graph or their session's resources.
 """
 import threading
 import weakref
@@ -21,7 +21,6 @@ from tensorweave.framework import errors
 from tensorweave.runtime import executor
 from tensorweave.runtime import partition as partition_lib
 
-_plans = weakref.WeakKeyDictionary()  # FuncGraph -> WeakKeyDictionary(manager -> {device: plan})
 _lock = threading.Lock()
 
 
@@ -65,10 +64,12 @@ class FunctionPlan:
 
 
 def plan_for(func, resource_manager, device):
+    # The cache hangs off the function itself: a global table keyed by functions would keep
+    # every function alive (its plans point back at its ops, hence at it).
     with _lock:
-        by_manager = _plans.get(func)
+        by_manager = getattr(func, "_runtime_plans", None)
         if by_manager is None:
-            by_manager = _plans[func] = weakref.WeakKeyDictionary()
+            by_manager = func._runtime_plans = weakref.WeakKeyDictionary()
         by_device = by_manager.get(resource_manager)
         if by_device is None:
             by_device = by_manager[resource_manager] = {}

@@ -345,3 +345,19 @@ def test_second_derivatives_through_a_loop_are_refused_not_wrong():
         grad = tf.gradients(out, x)[0]
         with pytest.raises(NotImplementedError, match="Second derivatives through a tf.while"):
             tf.gradients(grad, x)
+
+
+def test_a_dropped_graph_and_its_bodies_are_freed():
+    import gc
+    import weakref
+
+    def run_once():
+        with tf.Graph().as_default() as graph:
+            out = tf.while_loop(lambda i: i < 3, lambda i: i + 1, [0])
+            with tf.Session() as session:
+                assert session.run(out) == 3
+            return weakref.ref(out.op.get_attr("body")), weakref.ref(graph)
+
+    body, graph = run_once()
+    gc.collect()
+    assert body() is None and graph() is None
