@@ -375,7 +375,10 @@ def main():
     for round_index in range(args.rounds):
         tcp = run_tcp(args.repeats)["tcp_mb_s"]
         samples.setdefault("tcp", {}).setdefault("tcp_mb_s", []).append(tcp)
-        for name, python in pythons.items():
+        order = list(pythons.items())
+        if round_index % 2:  # who goes first alternates, so a load trend favours neither
+            order.reverse()
+        for name, python in order:
             framework_name = name.split(" ")[0]
             default_threads = "default threads" in name
             result = run_transfer_and_latency(python, framework_name, args.repeats,
