@@ -26,6 +26,17 @@ def _outputs(values):
     return values[0] if len(values) == 1 else tuple(values)
 
 
+def _detached(outputs, inputs):
+    """`outputs` with copies of those sharing memory with an input: a body may pass an input
+    through (a loop variable no iteration changed), and an input may be a variable's storage,
+    which a later op updates in place: the session copies a fetch only where the graph shows
+    it may alias a variable, and a functional op hides that."""
+    arrays = [x for x in inputs if isinstance(x, np.ndarray) and x.size]
+    return [value.copy() if isinstance(value, np.ndarray) and
+            any(np.may_share_memory(value, x) for x in arrays) else value
+            for value in outputs]
+
+
 def _predicate(value, what):
     array = np.asarray(value)
     if array.shape != () or array.dtype != np.bool_:
@@ -38,7 +49,7 @@ def _predicate(value, what):
 @register_kernel("If", step_context=True, execution="blocking")
 def if_(step, cond, *inputs, Tin, Tout, then_branch, else_branch, output_shapes):
     branch = then_branch if _predicate(cond, "the predicate of tf.cond") else else_branch
-    return _outputs(step.run_function(branch, list(inputs)))
+    return _outputs(_detached(step.run_function(branch, list(inputs)), inputs))
 
 
 class LoopHistory:
@@ -96,7 +107,7 @@ def while_(step, *inputs, T, Tout, cond, body, num_cond_captures, parallel_itera
         iteration += 1
         if checks:
             _check_invariants(loop_vars, checks, iteration)
-    return tuple(loop_vars) + (history,)
+    return tuple(_detached(loop_vars, inputs)) + (history,)
 
 
 @register_kernel("WhileGrad", step_context=True, execution="blocking")
@@ -116,4 +127,4 @@ def while_grad(step, history, *inputs, Tcaptures, T, body_grad):
         grads = results[:count]
         for index, grad in enumerate(results[count:]):
             captured_grads[index] = captured_grads[index] + grad
-    return _outputs(grads + captured_grads)
+    return _outputs(_detached(grads + captured_grads, inputs))

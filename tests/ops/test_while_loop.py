@@ -361,3 +361,15 @@ def test_a_dropped_graph_and_its_bodies_are_freed():
     body, graph = run_once()
     gc.collect()
     assert body() is None and graph() is None
+
+
+def test_a_loop_variable_passed_through_does_not_alias_the_variable_it_read():
+    with tf.Graph().as_default():
+        v = tf.Variable([1.0, 2.0], name="v")
+        out = tf.while_loop(lambda i, x: i < 0, lambda i, x: (i + 1, x), [0, v])[1]
+        bump = tf.assign_add(v, [10.0, 10.0])
+        with tf.Session() as session:
+            session.run(v.initializer)
+            fetched = session.run(out)
+            session.run(bump)
+            np.testing.assert_array_equal(fetched, [1.0, 2.0])
