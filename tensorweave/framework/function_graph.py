@@ -79,6 +79,19 @@ class FuncGraph(Graph):
         self.inputs.append(op.outputs[0])
         return op.outputs[0]
 
+    def add_unused_inputs(self, like, after):
+        """Placeholders (of the dtypes and shapes of `like`) the body ignores, after or before
+        its inputs: both branches of a cond take every tensor either branch captured."""
+        own = list(self.inputs)
+        building, self._building_function = self._building_function, True
+        with self.as_default():
+            unused = [self._placeholder(t.dtype, t.shape, f"unused_{i}")
+                      for i, t in enumerate(like)]
+        self._building_function = building
+        self.inputs = own + unused if after else unused + own
+        for index, tensor in enumerate(self.inputs):
+            tensor.op._set_attr(ARG_INDEX, index)
+
     def _is_enclosing(self, graph):
         outer = self.outer_graph
         while outer is not None:

@@ -104,15 +104,7 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
 def _with_inputs(func, then_captured, else_captured, first):
     """`func` taking the captures of both branches (then's first): a branch gets unused
     placeholders for the other branch's captures, so both bodies share the If's inputs."""
-    with func.as_default():
-        func._building_function = True
-        own = list(func.inputs)
-        other = [func._placeholder(t.dtype, t.shape, f"unused_{i}")
-                 for i, t in enumerate(else_captured if first else then_captured)]
-        func._building_function = False
-    func.inputs = own + other if first else other + own
-    for index, tensor in enumerate(func.inputs):
-        tensor.op._set_attr("_arg_index", index)
+    func.add_unused_inputs(else_captured if first else then_captured, after=first)
     return func
 
 

@@ -265,7 +265,7 @@ def test_graph_def_round_trip_then_run():
         scale = tf.constant(3.0, name="scale")
         y = tf.cond(flag, lambda: tf.cond(flag, lambda: x * scale, lambda: x),
                     lambda: x - scale, name="y")
-        grad = tf.identity(tf.gradients(tf.reduce_sum(y), x)[0], name="grad")
+        tf.identity(tf.gradients(tf.reduce_sum(y), x)[0], name="grad")
         graph_def = graph.as_graph_def()
     data = graph_def.SerializeToString()
     with tf.Graph().as_default() as imported:
@@ -340,7 +340,7 @@ def test_imported_under_a_scope_a_branch_still_assigns_its_variable():
         tf.cond(flag, lambda: tf.cond(flag, lambda: tf.assign_add(v, 1.0), lambda: v * 1.0),
                 lambda: v.read_value(), name="y")
         data = graph.as_graph_def().SerializeToString()
-    with tf.Graph().as_default() as imported:
+    with tf.Graph().as_default():
         tf.import_graph_def(tf.GraphDef.FromString(data), name="copy")
         with tf.Session() as session:
             session.run("copy/v/Assign")
