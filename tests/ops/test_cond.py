@@ -347,3 +347,13 @@ def test_imported_under_a_scope_a_branch_still_assigns_its_variable():
             assert session.run("copy/y:0", {"copy/flag:0": True}) == 2.0
             assert session.run("copy/v:0") == 2.0
             assert session.run("copy/y:0", {"copy/flag:0": False}) == 2.0
+
+
+@pytest.mark.parametrize("x", [[0.3, -0.2], [-0.3, -0.2]])
+def test_gradient_through_case(x):
+    def pick(x, w):
+        total = tf.reduce_sum(x)
+        return tf.case([(total > 0, lambda: x * w), (total < -5, lambda: x)],
+                       default=lambda: tf.tanh(x * w))
+
+    gradient_checker.check_gradients(pick, [np.array(x), np.array(1.5)])

@@ -373,3 +373,10 @@ def test_a_loop_variable_passed_through_does_not_alias_the_variable_it_read():
             fetched = session.run(out)
             session.run(bump)
             np.testing.assert_array_equal(fetched, [1.0, 2.0])
+
+
+def test_gradient_of_a_loop_stopped_by_maximum_iterations():
+    gradient_checker.check_gradients(
+        lambda x: tf.while_loop(lambda v: tf.reduce_sum(v) < 1e9,
+                                lambda v: tf.sin(v) * 2.0 + v, [x], maximum_iterations=3),
+        [np.array([0.3, -0.2])])
