@@ -13,16 +13,20 @@ from tensorweave.framework import output_streams
 from tensorweave.kernels.registry import register_kernel
 
 
-def format_value(value, summarize):
-    """A tensor's value as text: strings as they are, arrays by NumPy's printer."""
+def format_value(value, summarize, quote_strings=False):
+    """A tensor's value as text: strings as they are (in double quotes for tf.print, as TF),
+    booleans as 1 and 0, arrays by NumPy's printer."""
     value = np.asarray(value)
     if value.dtype == object:
         if value.ndim == 0:
-            return _as_text(value[()])
+            text = _as_text(value[()])
+            return f'"{text}"' if quote_strings else text
         try:
             value = np.char.decode(value.astype(np.bytes_), "utf-8", "replace")
         except (UnicodeEncodeError, TypeError):
             value = value.astype(np.str_)
+        if quote_strings:
+            value = np.char.add(np.char.add('"', value), '"')
     threshold = sys.maxsize if summarize < 0 else 0
     return np.array2string(value, threshold=threshold, edgeitems=max(summarize, 1),
                            max_line_width=sys.maxsize, separator=" ",
@@ -33,8 +37,10 @@ def _format_float(number):
     return f"{number:g}"  # 1 rather than 1., as TF prints
 
 
-# Unpadded entries ("[0 1 ... 98 99]", not "[ 0  1 ... 98 99]"), strings without quotes.
-_FORMATTERS = {"float_kind": _format_float, "int": str, "bool": str, "numpystr": str}
+# Unpadded entries ("[0 1 ... 98 99]", not "[ 0  1 ... 98 99]"), strings without quotes (the
+# caller adds them), booleans as 1 and 0 (TF prints them so).
+_FORMATTERS = {"float_kind": _format_float, "int": str, "bool": lambda b: str(int(b)),
+               "numpystr": str}
 
 
 def _as_text(item):
@@ -71,7 +77,7 @@ def string_format(*inputs, template, placeholder, summarize):
                                           f"placeholders for {len(inputs)} inputs")
     text = [pieces[0]]
     for value, piece in zip(inputs, pieces[1:]):
-        text.append(format_value(value, summarize))
+        text.append(format_value(value, summarize, quote_strings=True))
         text.append(piece)
     return np.array("".join(text).encode("utf-8"), dtype=object)
 

@@ -40,6 +40,13 @@ CASES = [
            lambda x: debug_ops.string_format("{}", [x], summarize=2),
            lambda x: np.array(b"[[0 1 ... 4 5]\n [6 7 ... 10 11]]", dtype=object),
            (Fixed(np.arange(12).reshape(2, 6)),), (np.int64,), out_dtype=object),
+    # As TF: booleans print as 1 and 0, string tensors in double quotes.
+    OpCase("string_format_bools_and_strings", {"StringFormat"},
+           lambda: debug_ops.string_format("{} {} {}", [tf.constant([True, False]),
+                                                        tf.constant(["ab", "c"]),
+                                                        tf.constant("s")]),
+           lambda: np.array(b'[1 0] ["ab" "c"] "s"', dtype=object), (), (np.float32,),
+           out_dtype=object),
     OpCase("print_v2_in_dependencies", {"PrintV2", "StringFormat"},
            lambda x: _after(tf.print("x:", x, output_stream=_SINK), x), lambda x: x,
            (Floats((2, 2)),), FLOATS),
@@ -106,6 +113,13 @@ def test_failed_assert_prints_its_data_and_names_the_op():
     assert "count_check" in message and "Assert" in message
     assert "x must count" in message and "Condition x == y" in message
     assert "[1 2 4]" in message and "[1 2 3]" in message
+
+
+def test_assert_and_print_show_booleans_as_numbers_and_strings_bare():
+    with tf.Graph().as_default():
+        check = tf.Assert(tf.constant(False), [tf.constant([True, False]), tf.constant(["x"])])
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"\[\[1 0\]\] \[\[x\]\]"):
+            _run(check)
 
 
 def test_assert_summarize_limits_the_printed_data():
@@ -232,7 +246,8 @@ def test_print_writes_formatted_tensors_to_the_stream():
 def test_print_defaults_to_stderr(capsys):
     with tf.Graph().as_default():
         _run(tf.print("loss", tf.constant(0.25), tf.constant("done")))
-    assert capsys.readouterr().err == "loss 0.25 done\n"
+    # A Python string is part of the template; a string tensor prints quoted, as in TF.
+    assert capsys.readouterr().err == 'loss 0.25 "done"\n'
 
 
 def test_print_to_a_file_stream(tmp_path):
