@@ -51,11 +51,44 @@ def _gather_nd_grad(op, grad):
 
 
 def gather_nd(params, indices, name=None, batch_dims=0):
-    if batch_dims != 0:  # silently ignoring it would gather the wrong elements
-        raise NotImplementedError("tf.gather_nd: batch_dims != 0 is not supported; add the "
-                                  "batch index to each index tuple instead")
-    return make_tensor("GatherNd", [convert_to_tensor(params), convert_to_tensor(indices)],
-                       name=name or "GatherNd")
+    """Slices of params at the index tuples on the last axis of indices. With batch_dims=b,
+    the first b dimensions of params and indices are batch dimensions: each tuple indexes its
+    own batch element (composed: the batch position is prepended to every tuple)."""
+    params, indices = convert_to_tensor(params), convert_to_tensor(indices)
+    if batch_dims:
+        rank = indices.shape.ndims
+        if rank is None or not 0 <= batch_dims < rank:
+            raise ValueError(f"tf.gather_nd: batch_dims={batch_dims} needs indices of known "
+                             f"rank greater than it, got shape {indices.shape}")
+        _check_batch_dims("gather_nd", params, indices, batch_dims)
+        with graph_lib.get_default_graph().name_scope(name or "GatherNd"):
+            positions = batch_positions(array_ops.shape(indices, out_type=indices.dtype)[:-1],
+                                        rank - 1, batch_dims)
+            indices = array_ops.concat([positions, indices], -1)
+            return make_tensor("GatherNd", [params, indices])
+    return make_tensor("GatherNd", [params, indices], name=name or "GatherNd")
+
+
+def batch_positions(shape, rank, batch_dims):
+    """For a tensor of `shape` (an int tensor; `rank` known), each element's position along
+    the first `batch_dims` dimensions, stacked on a new last axis: [*shape, batch_dims]."""
+    from tensorweave.ops import math_ops
+    along = []
+    for k in range(batch_dims):
+        steps = math_ops.range_(0, shape[k], dtype=shape.dtype)
+        steps = array_ops.reshape(steps, [1] * k + [-1] + [1] * (rank - k - 1))
+        along.append(math_ops.broadcast_to(steps, shape))
+    return array_ops.stack(along, axis=-1)
+
+
+def _check_batch_dims(function, params, indices, batch_dims):
+    leading = params.shape[:batch_dims] if params.shape.ndims is not None else None
+    if params.shape.ndims is not None and params.shape.ndims <= batch_dims:
+        raise ValueError(f"tf.{function}: batch_dims={batch_dims} needs params of rank greater "
+                         f"than it, got shape {params.shape}")
+    if leading is not None and not leading.is_compatible_with(indices.shape[:batch_dims]):
+        raise ValueError(f"tf.{function}: the first batch_dims={batch_dims} dimensions of "
+                         f"params {params.shape} and indices {indices.shape} must match")
 
 
 # --- ScatterNd ---------------------------------------------------------------------------------

@@ -358,13 +358,48 @@ def _gather_grad_along(op, grad, axis):
     return array_ops.transpose(summed, back)
 
 
-def gather(params, indices, validate_indices=None, name=None, axis=0, batch_dims=0):
-    if batch_dims != 0:  # silently ignoring it would gather the wrong elements
-        raise NotImplementedError("tf.gather: batch_dims != 0 is not supported yet; gather "
-                                  "from each batch element separately")
+def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):
+    """Slices of params along `axis` (default batch_dims) at indices. With batch_dims=b, the
+    first b dimensions of params and indices are batch dimensions gathered pairwise."""
     params = convert_to_tensor(params)
     indices = convert_to_tensor(indices)
+    if batch_dims:
+        return _batch_gather(params, indices, axis, batch_dims, name)
+    axis = 0 if axis is None else axis
     return make_tensor("GatherV2", [params, indices, as_int_tensor(axis)], name=name or "GatherV2")
+
+
+def _batch_gather(params, indices, axis, batch_dims, name):
+    """gather with batch dimensions, composed from GatherNd (which checks every index against
+    its own dimension) and, for an axis past the batch dimensions, transposes."""
+    from tensorweave.ops import indexing_ops
+    p_rank, i_rank = params.shape.ndims, indices.shape.ndims
+    if p_rank is None or i_rank is None:
+        raise ValueError("tf.gather: batch_dims needs params and indices of known rank")
+    batch_dims = batch_dims + i_rank if batch_dims < 0 else batch_dims
+    axis = batch_dims if axis is None else int(axis)
+    axis = axis + p_rank if axis < 0 else axis
+    if not 0 <= batch_dims <= min(i_rank, axis) or axis >= p_rank:
+        raise ValueError(f"tf.gather: need 0 <= batch_dims <= rank of indices ({i_rank}) and "
+                         f"batch_dims <= axis < rank of params ({p_rank}); got batch_dims="
+                         f"{batch_dims}, axis={axis}")
+    indexing_ops._check_batch_dims("gather", params, indices, batch_dims)
+    with graph_lib.get_default_graph().name_scope(name or "GatherV2"):
+        middle = list(range(batch_dims, axis))  # params dims between the batch and the axis
+        if middle:
+            params = array_ops.transpose(params, list(range(batch_dims)) + [axis] + middle +
+                                         list(range(axis + 1, p_rank)))
+        positions = indexing_ops.batch_positions(
+            array_ops.shape(indices, out_type=indices.dtype), i_rank, batch_dims)
+        tuples = concat([positions, array_ops.expand_dims(indices, -1)], -1)
+        gathered = indexing_ops.gather_nd(params, tuples)
+        if not middle:
+            return gathered
+        gathered_dims = list(range(batch_dims, i_rank))
+        moved = [d + i_rank - batch_dims for d in middle]
+        rest = list(range(i_rank + len(middle), i_rank + p_rank - batch_dims - 1))
+        return array_ops.transpose(gathered, list(range(batch_dims)) + moved + gathered_dims +
+                                   rest)
 
 
 register_op("Where", inputs=["input: T"], outputs=["index: int64"], attrs={"T": "type"},

@@ -171,6 +171,26 @@ def _gather_case(name, params_shape, indices, axis, grad=2, dtypes=WITH_BOOL):
                   (Floats(params_shape), indices), dtypes, grad=grad)
 
 
+def _np_batch_gather(axis, batch_dims):
+    def reference(params, indices):  # one np.take per batch element
+        batch = indices.shape[:batch_dims]
+        parts = [np.take(params[position], indices[position], axis=axis - batch_dims)
+                 for position in np.ndindex(*batch)]
+        return np.array(parts).reshape(batch + parts[0].shape)
+    return reference
+
+
+def _batch_gather_case(name, params_shape, indices, axis, batch_dims, op_types=("GatherNd",),
+                       indices_rank=2):
+    positive = batch_dims % indices_rank
+    return OpCase(name, set(op_types),
+                  lambda p, i: tf.gather(p, i, axis=axis, batch_dims=batch_dims),
+                  _np_batch_gather(positive if axis is None else axis % len(params_shape),
+                                   positive),
+                  (Floats(params_shape), indices), REALS, grad=2, static_exact=False,
+                  modes=("static", "partial"))
+
+
 GATHER_CASES = [
     _gather_case("gather_rows", (5, 3), Ints((4,), 0, 5), 0),
     _gather_case("gather_repeated_rows", (4, 2), Fixed([1, 3, 1, 1], np.int64), 0),
@@ -178,6 +198,14 @@ GATHER_CASES = [
     _gather_case("gather_scalar_index", (4, 3), Fixed(2, np.int32), 0),
     _gather_case("gather_axis1", (2, 5, 3), Ints((2, 2), 0, 5), 1),
     _gather_case("gather_last_axis", (2, 3, 4), Fixed([3, 0, 3], np.int64), -1),
+    # batch_dims (TF 1.14+): the first dimensions of params and indices pair up.
+    _batch_gather_case("gather_batch_dims1", (2, 3, 4), Ints((2, 5), 0, 3), None, 1),
+    _batch_gather_case("gather_batch_dims1_axis2", (2, 3, 4), Ints((2, 2, 2), 0, 4), 2, 1,
+                       ("GatherNd", "Transpose"), indices_rank=3),
+    _batch_gather_case("gather_batch_dims2_last_axis", (2, 3, 4, 2), Ints((2, 3, 3), 0, 2),
+                       -1, 2, ("GatherNd", "Transpose"), indices_rank=3),
+    _batch_gather_case("gather_batch_dims_negative", (2, 3, 4), Fixed([[2, 0], [1, 1]],
+                                                                       np.int64), 1, -1),
     OpCase("gather_int64_params", {"GatherV2"}, lambda p, i: tf.gather(p, i),
            lambda p, i: p[i], (Floats((4,), -9, 9), Ints((3,), 0, 4, np.int64)), INTS),
     OpCase("boolean_mask", {"Where", "Squeeze", "GatherV2"}, tf.boolean_mask,
@@ -355,10 +383,17 @@ def test_gather_out_of_range_index_raises_invalid_argument_naming_the_op():
             _run(taken, {indices: [-1]})
 
 
-def test_gather_batch_dims_is_refused_rather_than_ignored():
+def test_gather_batch_dims_errors_name_the_shapes_and_bad_indices():
     with tf.Graph().as_default():
-        with pytest.raises(NotImplementedError, match="batch_dims"):
-            tf.gather(tf.zeros([2, 3]), [[0], [1]], batch_dims=1)
+        with pytest.raises(ValueError, match=r"gather.*\(2, 3\).*\(3, 1\) must match"):
+            tf.gather(tf.zeros([2, 3]), tf.zeros([3, 1], tf.int32), batch_dims=1)
+        with pytest.raises(ValueError, match="batch_dims=1, axis=0"):
+            tf.gather(tf.zeros([2, 3]), [[0], [1]], axis=0, batch_dims=1)
+        indices = tf.placeholder(tf.int32, [2, None])
+        taken = tf.gather(tf.zeros([2, 3]), indices, batch_dims=1, name="my_batch_gather")
+        # Index 3 is past batch 0's row (flattened it would read batch 1's first element).
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"my_batch_gather.*\[0, 3\]"):
+            _run(taken, {indices: [[3], [0]]})
 
 
 def test_reshape_mismatch_names_the_op():

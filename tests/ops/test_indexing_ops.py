@@ -45,6 +45,28 @@ GATHER_ND_CASES = [
     _gather_nd_case("gather_nd_dtypes", (3, 4), Fixed([[1, 0], [2, 2]], np.int32),
                     dtypes=WITH_BOOL, grad=0),
 ]
+
+
+def _np_batch_gather_nd(batch_dims):
+    def reference(params, indices):  # one gather_nd per batch element
+        batch = indices.shape[:batch_dims]
+        parts = [_np_gather_nd(params[position], indices[position])
+                 for position in np.ndindex(*batch)]
+        return np.array(parts).reshape(batch + parts[0].shape)
+    return reference
+
+
+GATHER_ND_CASES += [
+    OpCase(f"gather_nd_batch_dims{batch_dims}_{label}", {"GatherNd"},
+           (lambda b: lambda p, i: tf.gather_nd(p, i, batch_dims=b))(batch_dims),
+           _np_batch_gather_nd(batch_dims), (Floats(params_shape), indices), FLOATS + INTS,
+           grad=2, static_exact=False, modes=("static", "partial"))
+    for batch_dims, label, params_shape, indices in [
+        (1, "rows", (2, 3, 4), Ints((2, 5, 1), 0, 3)),
+        (1, "elements", (2, 3, 4), Fixed([[[0, 3], [2, 1]], [[1, 1], [0, 0]]], np.int32)),
+        (2, "rows", (2, 3, 4, 2), Ints((2, 3, 2, 1), 0, 4, np.int64)),
+    ]
+]
 SCATTER_ND_CASES = [
     OpCase("scatter_nd_elements_with_duplicates", {"ScatterNd"},
            lambda i, u: tf.scatter_nd(i, u, [3, 4]), _np_scatter_nd((3, 4)),
