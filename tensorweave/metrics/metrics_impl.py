@@ -29,7 +29,7 @@ def _add_to(collections, value):
         graph_lib.add_to_collection(key, value)
 
 
-def _squeeze_to_match(predictions, labels):
+def _squeeze_to_match(predictions, labels, metric):
     """Drops a trailing size-1 dimension that one of them has and the other lacks."""
     p_rank, l_rank = predictions.shape.ndims, labels.shape.ndims
     if p_rank is not None and l_rank is not None:
@@ -38,12 +38,12 @@ def _squeeze_to_match(predictions, labels):
         elif p_rank == l_rank + 1 and predictions.shape.as_tuple()[-1] in (1, None):
             predictions = array_ops.squeeze(predictions, [-1])
     if not predictions.shape.is_compatible_with(labels.shape):
-        raise ValueError(f"predictions of shape {predictions.shape} and labels of shape "
-                         f"{labels.shape} are incompatible")
+        raise ValueError(f"tf.metrics.{metric}: predictions of shape {predictions.shape} and "
+                         f"labels of shape {labels.shape} are incompatible")
     return predictions, labels
 
 
-def _streaming_mean(values, weights, metrics_collections, updates_collections):
+def _streaming_mean(values, weights, metrics_collections, updates_collections, metric):
     values = math_ops.cast(convert_to_tensor(values), dtypes.float32)
     total = _metric_variable([], dtypes.float32, "total")
     count = _metric_variable([], dtypes.float32, "count")
@@ -51,6 +51,9 @@ def _streaming_mean(values, weights, metrics_collections, updates_collections):
         num_values = math_ops.cast(array_ops.size(values), dtypes.float32)
     else:
         weights = math_ops.cast(convert_to_tensor(weights), dtypes.float32)
+        if not _broadcasts_to(weights.shape, values.shape):
+            raise ValueError(f"tf.metrics.{metric}: weights of shape {weights.shape} do not "
+                             f"broadcast to the values' shape {values.shape}")
         weights = weights * array_ops.ones_like(values)
         values = values * weights
         num_values = math_ops.reduce_sum(weights)
@@ -63,15 +66,26 @@ def _streaming_mean(values, weights, metrics_collections, updates_collections):
     return value, update_op
 
 
+def _broadcasts_to(shape, target):
+    """Whether a static `shape` can broadcast to `target` (unknown dimensions may)."""
+    if shape.ndims is None or target.ndims is None:
+        return True
+    if shape.ndims > target.ndims:
+        return False
+    pairs = zip(reversed(shape.as_tuple()), reversed(target.as_tuple()))
+    return all(dim in (1, None) or other in (dim, None) for dim, other in pairs)
+
+
 def mean(values, weights=None, metrics_collections=None, updates_collections=None, name=None):
     """The (weighted) mean of every value seen so far."""
     with variable_scope.variable_scope(name, default_name="mean"):
-        return _streaming_mean(values, weights, metrics_collections, updates_collections)
+        return _streaming_mean(values, weights, metrics_collections, updates_collections,
+                               "mean")
 
 
-def _compared(labels, predictions):
+def _compared(labels, predictions, metric):
     predictions, labels = _squeeze_to_match(convert_to_tensor(predictions),
-                                            convert_to_tensor(labels))
+                                            convert_to_tensor(labels), metric)
     if labels.dtype != predictions.dtype:
         labels = math_ops.cast(labels, predictions.dtype)
     return labels, predictions
@@ -81,22 +95,23 @@ def accuracy(labels, predictions, weights=None, metrics_collections=None,
              updates_collections=None, name=None):
     """The fraction of predictions equal to their labels (e.g. argmax of logits vs classes)."""
     with variable_scope.variable_scope(name, default_name="accuracy"):
-        labels, predictions = _compared(labels, predictions)
+        labels, predictions = _compared(labels, predictions, "accuracy")
         correct = math_ops.cast(math_ops.equal(predictions, labels), dtypes.float32)
-        return _streaming_mean(correct, weights, metrics_collections, updates_collections)
+        return _streaming_mean(correct, weights, metrics_collections, updates_collections,
+                               "accuracy")
 
 
 def mean_squared_error(labels, predictions, weights=None, metrics_collections=None,
                        updates_collections=None, name=None):
     with variable_scope.variable_scope(name, default_name="mean_squared_error"):
-        labels, predictions = _compared(labels, predictions)
+        labels, predictions = _compared(labels, predictions, "mean_squared_error")
         return _streaming_mean(math_ops.squared_difference(predictions, labels), weights,
-                               metrics_collections, updates_collections)
+                               metrics_collections, updates_collections, "mean_squared_error")
 
 
 def mean_absolute_error(labels, predictions, weights=None, metrics_collections=None,
                         updates_collections=None, name=None):
     with variable_scope.variable_scope(name, default_name="mean_absolute_error"):
-        labels, predictions = _compared(labels, predictions)
+        labels, predictions = _compared(labels, predictions, "mean_absolute_error")
         return _streaming_mean(math_ops.abs(predictions - labels), weights,
-                               metrics_collections, updates_collections)
+                               metrics_collections, updates_collections, "mean_absolute_error")

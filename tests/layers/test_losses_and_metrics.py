@@ -158,3 +158,17 @@ def test_mean_and_error_metrics():
     np.testing.assert_allclose(_run([mean_update, mse_update, mae_update], local=True),
                                [3.0, 2.5, 1.5])
     del mean, mse, mae
+
+
+def test_metric_shape_mismatches_name_the_metric_and_the_shapes():
+    with pytest.raises(ValueError, match=r"tf.metrics.accuracy: predictions .*\(4,\).*\(3,\)"):
+        tf.metrics.accuracy(tf.zeros([3], tf.int64), tf.zeros([4], tf.int64))
+    with pytest.raises(ValueError, match=r"tf.metrics.accuracy: weights .*\(4,\).*\(3,\)"):
+        tf.metrics.accuracy(tf.zeros([3], tf.int64), tf.zeros([3], tf.int64), weights=tf.ones([4]))
+    with pytest.raises(ValueError, match=r"tf.metrics.mean_squared_error: predictions"):
+        tf.metrics.mean_squared_error(tf.zeros([2, 3]), tf.zeros([2, 2]))
+    with pytest.raises(ValueError, match=r"tf.metrics.mean: weights .*\(2, 2\).*\(2,\)"):
+        tf.metrics.mean(tf.zeros([2]), weights=tf.ones([2, 2]))
+    # Weights of unknown or broadcastable shape are still taken.
+    tf.metrics.accuracy(tf.zeros([3, 2], tf.int64), tf.zeros([3, 2], tf.int64),
+                        weights=tf.placeholder(tf.float32, [None, 1]))
