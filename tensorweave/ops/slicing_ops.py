@@ -173,6 +173,13 @@ def _slice_shape(op):
         return [tensor_shape.unknown_shape(None if n is None else n[0])]
     dims = []
     for i, s in enumerate(size_.tolist()):
+        known = begin is not None and in_dims is not None and i < len(in_dims) and \
+            in_dims[i] is not None
+        if known and not (0 <= int(begin[i]) <= in_dims[i] and
+                          (s == -1 or 0 <= s <= in_dims[i] - int(begin[i]))):
+            raise ValueError(f"slice of dimension {i}: begin {int(begin[i])} size {s} is out "
+                             f"of bounds for size {in_dims[i]} (input shape "
+                             f"{op.inputs[0].shape})")
         if s == -1:
             if begin is None or in_dims is None or in_dims[i] is None:
                 dims.append(None)

@@ -458,6 +458,15 @@ def test_other_build_time_shape_errors_name_the_op():
             tf.placeholder_with_default(tf.zeros([2, 3]), [3, 3])
 
 
+def test_slice_out_of_bounds_with_constant_arguments_fails_at_build_time():
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match=r"my_slice.*dimension 1: begin 1 size 3.*size 3"):
+            tf.slice(tf.zeros([2, 3]), [0, 1], [2, 3], name="my_slice")
+        with pytest.raises(ValueError, match=r"Slice.*dimension 0: begin 3 size -1"):
+            tf.slice(tf.zeros([2, 3]), [3, 0], [-1, -1])
+        assert tf.slice(tf.zeros([2, 3]), [2, 1], [0, -1]).shape.as_list() == [0, 2]
+
+
 def test_slice_out_of_bounds_raises_invalid_argument_naming_the_op():
     with tf.Graph().as_default():
         begin = tf.placeholder(tf.int32, [2])
