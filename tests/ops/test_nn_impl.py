@@ -82,7 +82,7 @@ def _fused_case(data_format, training):
 
     mode = "training" if training else "inference"
     return OpCase(f"fused_batch_norm_{data_format.lower()}_{mode}", {"Rsqrt"}, build,
-                  _fused_reference(data_format, training), tuple(inputs), FLOATS, grad=1)
+                  _fused_reference(data_format, training), tuple(inputs), FLOATS, grad=2)
 
 
 FUSED_CASES = [_fused_case(fmt, training) for fmt in ("NHWC", "NCHW")
