@@ -34,7 +34,17 @@ def format_value(value, summarize, quote_strings=False):
 
 
 def _format_float(number):
-    return f"{number:g}"  # 1 rather than 1., as TF prints
+    """As TF prints floats: the shorter of 6 and 9 significant digits that reads back exactly
+    for float32 (float16 printed as float32), of 15 and 17 for float64; "1", never "1."."""
+    if np.asarray(number).dtype == np.float64:
+        kind, short, full = np.float64, 15, 17
+    else:
+        kind, short, full = np.float32, 6, 9
+    number = kind(number)
+    text = f"{float(number):.{short}g}"
+    if np.isfinite(number) and kind(text) != number:
+        text = f"{float(number):.{full}g}"
+    return text
 
 
 # Unpadded entries ("[0 1 ... 98 99]", not "[ 0  1 ... 98 99]"), strings without quotes (the
@@ -106,18 +116,49 @@ class _PrintCount:
             return first_n < 0 or self.count <= first_n
 
 
-def _flat_summary(value, summarize):
-    """TF 1.x Print's format: the first `summarize` values of the flattened tensor."""
-    flat = np.asarray(value).reshape(-1)
-    shown = flat if summarize < 0 else flat[:summarize]
-    text = format_value(shown, -1)
-    return text[:-1] + "...]" if len(shown) < flat.size else text
+def _print_summary(value, summarize):
+    """TF 1.x Print's format: the first `summarize` values in row-major order, nested in the
+    brackets of the rows they belong to ("[[0 1 2...]...]"), all of them when summarize < 0."""
+    value = np.asarray(value)
+    flat = value.reshape(-1)
+    limit = flat.size if summarize < 0 else summarize
+    if value.ndim <= 1:
+        shown = " ".join(_element_text(item) for item in flat[:limit])
+        return f"[{shown}{'...' if flat.size > limit else ''}]"
+    taken = [0]  # how many values are printed so far
+
+    def rows(dim):
+        text = ""
+        if dim == value.ndim - 1:
+            for i in range(value.shape[dim]):
+                if taken[0] >= limit:
+                    return text + "..."
+                text += (" " if i else "") + _element_text(flat[taken[0]])
+                taken[0] += 1
+            return text
+        for _ in range(value.shape[dim]):
+            opened = taken[0] < limit
+            inner = rows(dim + 1) if opened else ""
+            text += f"[{inner}]" if opened else ""
+        return text
+
+    return f"[{rows(0)}{'...' if flat.size > limit else ''}]"
+
+
+def _element_text(item):
+    if isinstance(item, (bytes, str)):
+        return _as_text(item)
+    if isinstance(item, np.bool_):
+        return str(int(item))
+    if isinstance(item, np.floating):
+        return _format_float(item)
+    return str(item)
 
 
 @register_kernel("Print", resource="resource", resource_factory=lambda attrs: _PrintCount(),
                  forwards_input=True)
 def print_(counter, x, *data, message, first_n, summarize):
     if counter.take(first_n):
-        output_streams.write("stderr", message + "".join(_flat_summary(d, summarize)
+        output_streams.write("stderr", message + "".join(_print_summary(d, summarize)
                                                          for d in data) + "\n")
     return x

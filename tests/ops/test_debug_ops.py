@@ -276,3 +276,35 @@ def test_tf_print_is_identity_that_prints_the_first_n_times(capsys):
                 np.testing.assert_array_equal(session.run(doubled, {x: np.arange(5.0)}),
                                               np.arange(5.0) * 2)
     assert capsys.readouterr().err == "values: [0 1 2...][tag]\n" * 2
+
+
+# Expected texts as TF 2.21's tf.compat.v1.Print writes them for the same inputs.
+@pytest.mark.parametrize("value,summarize,expected", [
+    (np.arange(12).reshape(3, 4), None, "[[0 1 2...]...]"),
+    (np.arange(12).reshape(3, 4), 5, "[[0 1 2 3][4...]...]"),
+    (np.arange(12).reshape(3, 4), -1, "[[0 1 2 3][4 5 6 7][8 9 10 11]]"),
+    (np.arange(24).reshape(2, 3, 4), 13, "[[[0 1 2 3][4 5 6 7][8 9 10 11]][[12...]]...]"),
+    (np.arange(6).reshape(2, 3, 1), 4, "[[[0][1][2]][[3]]...]"),
+    (np.arange(6).reshape(2, 3), 3, "[[0 1 2]...]"),
+    (np.arange(6).reshape(3, 2), 0, "[...]"),
+    (np.array(5), None, "[5]"),
+    (np.zeros((0, 3)), None, "[]"),
+    (np.array([True, False]), None, "[1 0]"),
+    (np.array([1 / 3, 123456789.0, 0.1], np.float32), None, "[0.333333343 123456792 0.1]"),
+    (np.array([1 / 3, 123456789.0, 1234567.0], np.float64), None,
+     "[0.33333333333333331 123456789 1234567]"),
+    (np.array([1 / 3, 0.1], np.float16), None, "[0.333251953 0.0999755859]"),
+])
+def test_tf_print_formats_values_as_tf(capsys, value, summarize, expected):
+    with tf.Graph().as_default():
+        printed = tf.Print(tf.constant(0), [tf.constant(value)], "m:", summarize=summarize)
+        _run(printed)
+    assert capsys.readouterr().err == f"m:{expected}\n"
+
+
+def test_tf_print_v2_writes_floats_with_tf_precision():
+    sink = io.StringIO()
+    with tf.Graph().as_default():
+        _run(tf.print(tf.constant([1 / 3, 1e20], tf.float64), tf.constant(1 / 3),
+                      output_stream=sink))
+    assert sink.getvalue() == "[0.33333333333333331 1e+20] 0.333333343\n"
