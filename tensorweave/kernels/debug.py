@@ -61,7 +61,7 @@ def _as_text(item):
 def check_numerics(x, *, message):
     x = np.asarray(x)
     if not np.isfinite(x).all():
-        kinds = [kind for kind, fn in (("NaN", np.isnan), ("Inf", np.isinf)) if fn(x).any()]
+        kinds = [kind for kind, fn in (("Inf", np.isinf), ("NaN", np.isnan)) if fn(x).any()]
         raise errors.InvalidArgumentError(None, None, f"{message} : Tensor had "
                                           f"{' and '.join(kinds)} values")
     return x

@@ -86,6 +86,8 @@ def test_check_numerics_names_the_op_and_the_message():
             _run(checked, {x: [1.0, np.nan]})
         with pytest.raises(tf.errors.InvalidArgumentError, match="had Inf values"):
             _run(checked, {x: [np.inf, 1.0]})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="had Inf and NaN values"):
+            _run(checked, {x: [np.nan, -np.inf]})  # in TF's words
         np.testing.assert_array_equal(_run(checked, {x: [1.0, 2.0]}), [1.0, 2.0])
         assert tf.debugging.check_numerics is tf.check_numerics
 
