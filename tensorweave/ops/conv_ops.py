@@ -535,8 +535,8 @@ def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  
     return _pool("MaxPool", input, ksize, strides, padding, data_format, name)
 
 
-def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
-    return _pool("AvgPool", input, ksize, strides, padding, data_format, name)
+# TF 1.x's tf.nn.avg_pool2d is avg_pool itself (value= or input=); max_pool2d takes input=.
+avg_pool2d = avg_pool
 
 
 def bias_add(value, bias, data_format=None, name=None):

@@ -288,6 +288,12 @@ POOL_CASES += [
            lambda x: tf.nn.max_pool2d(x, 2, 2, "VALID"),
            lambda x: ref.max_pool(x, (2, 2), (2, 2), "VALID"), (Distinct((1, 4, 4, 2)),),
            FLOATS),
+    # TF 1.x names avg_pool2d's tensor value= (or input=), as avg_pool's.
+    OpCase("avg_pool2d_keyword_value", {"AvgPool"},
+           lambda x: [tf.nn.avg_pool2d(value=x, ksize=2, strides=1, padding="SAME"),
+                      tf.nn.avg_pool2d(input=x, ksize=2, strides=1, padding="SAME")],
+           lambda x: [ref.avg_pool(x, (2, 2), (1, 1), "SAME")] * 2, (Floats((1, 3, 3, 2)),),
+           FLOATS, grad=1),
     # Ties (small integers): each window's gradient goes to its first maximal cell only.
     OpCase("max_pool_grad_ties_tiled", {"MaxPoolGrad"},
            lambda x, dy: make_tensor("MaxPoolGrad", [x, tf.nn.max_pool(x, 2, 2, "VALID"), dy],
