@@ -39,7 +39,13 @@ def check_numerics(tensor, message, name=None):
                        name or "CheckNumerics")
 
 
-def verify_tensor_all_finite(t, msg, name=None):
+def verify_tensor_all_finite(t=None, msg=None, name=None, x=None, message=None):
+    """t (or x, TF 1.x's newer name) unchanged, after checking it has no NaN or Inf."""
+    t = x if t is None else t
+    msg = message if msg is None else msg
+    if t is None or msg is None:
+        raise ValueError("assert_all_finite needs a tensor (t= or x=) and a message (msg= or "
+                         "message=)")
     return check_numerics(t, msg, name=name or "VerifyFinite")
 
 

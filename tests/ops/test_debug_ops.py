@@ -92,6 +92,19 @@ def test_check_numerics_names_the_op_and_the_message():
         assert tf.debugging.check_numerics is tf.check_numerics
 
 
+def test_assert_all_finite_takes_both_tf1_argument_names():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [2])
+        checks = [tf.debugging.assert_all_finite(x, "first"),
+                  tf.debugging.assert_all_finite(x=x, message="second"),
+                  tf.verify_tensor_all_finite(t=x, msg="third")]
+        np.testing.assert_array_equal(_run(checks, {x: [1.0, 2.0]}), [[1.0, 2.0]] * 3)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="second : Tensor had NaN"):
+            _run(checks[1], {x: [1.0, np.nan]})
+        with pytest.raises(ValueError, match="message"):
+            tf.debugging.assert_all_finite(x)
+
+
 def test_check_numerics_checks_the_gradient_too():
     with tf.Graph().as_default():
         x = tf.placeholder(tf.float64, [2])
