@@ -10,11 +10,11 @@ from tensorweave.ops.math_ops import (add, subtract, multiply, divide, truediv, 
                                       logical_or, logical_not, logical_xor,
                                       unsorted_segment_sum, invert_permutation, is_nan, is_inf,
                                       is_finite)
-from tensorweave.ops.math_ops import mod  # noqa: F401
+from tensorweave.ops.math_ops import mod, divide_no_nan  # noqa: F401
 from tensorweave.ops.cumulative_ops import cumsum, cumprod  # noqa: F401
 from tensorweave.ops.reduction_ops import (reduce_logsumexp, count_nonzero,  # noqa: F401
-                                           reduce_euclidean_norm)
+                                           reduce_euclidean_norm, reduce_variance, reduce_std)
 from tensorweave.ops.sort_ops import top_k  # noqa: F401
 from tensorweave.ops.nn_ops import softmax, log_softmax  # noqa: F401
-from tensorweave.ops.activation_ops import softplus  # noqa: F401
+from tensorweave.ops.activation_ops import softplus, log_sigmoid  # noqa: F401
 from tensorweave.ops.nn_impl import in_top_k, l2_normalize, softsign  # noqa: F401

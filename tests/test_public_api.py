@@ -92,7 +92,8 @@ SUBMODULES = {
     "logging": "set_verbosity info warn warning error fatal debug DEBUG INFO WARN ERROR FATAL",
     "math": "add subtract multiply divide truediv floordiv floormod mod pow logical_xor cumsum "
             "cumprod reduce_logsumexp count_nonzero reduce_euclidean_norm is_nan is_inf "
-            "is_finite top_k in_top_k l2_normalize softmax log_softmax softplus softsign",
+            "is_finite top_k in_top_k l2_normalize softmax log_softmax softplus softsign "
+            "log_sigmoid divide_no_nan reduce_variance reduce_std",
     "linalg": "einsum norm matmul tensordot",
     "debugging": "check_numerics Assert assert_equal assert_none_equal assert_less "
                  "assert_less_equal assert_greater assert_greater_equal assert_positive "

@@ -6,6 +6,7 @@ primitive again plus, where the derivative is not piecewise constant, a graph of
 """
 from tensorweave.framework import common_shapes
 from tensorweave.framework import dtypes
+from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.op_def import register_op
 from tensorweave.ops import array_ops, math_ops
@@ -107,6 +108,13 @@ relu6 = _activation("Relu6", "Relu6")
 elu = _activation("Elu", "Elu")
 selu = _activation("Selu", "Selu")
 softplus = _activation("Softplus", "Softplus")
+
+
+def log_sigmoid(x, name=None):
+    """log(sigmoid(x)) = -softplus(-x), finite for every finite x."""
+    x = convert_to_tensor(x)
+    with graph_lib.name_scope(name, "LogSigmoid", [x]):
+        return -softplus(-x)
 
 
 def leaky_relu(features, alpha=0.2, name=None):

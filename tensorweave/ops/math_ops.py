@@ -256,6 +256,16 @@ def divide(x, y, name=None):
     return truediv(x, y, name=name)
 
 
+def divide_no_nan(x, y, name=None):
+    """x / y, and 0 wherever y is 0 (its gradient too: the divisor there is replaced by 1)."""
+    x, y = convert_pair(x, y)
+    with graph_lib.name_scope(name, "div_no_nan", [x, y]):
+        is_zero = equal(y, array_ops.zeros_like(y))
+        safe_y = select(is_zero, array_ops.ones_like(y), y)
+        quotient = truediv(x, safe_y)
+        return select(is_zero, array_ops.zeros_like(quotient), quotient)
+
+
 def div(x, y, name=None):
     """TF 1.x `tf.div`: floor division for integers, true division for floats."""
     x, y = convert_pair(x, y)

@@ -104,6 +104,21 @@ def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
                          name=name or "EuclideanNorm")
 
 
+def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+    """The mean squared deviation from the mean over the axes (the biased variance)."""
+    x = convert_to_tensor(input_tensor)
+    with graph_lib.name_scope(name, "reduce_variance", [x]):
+        deviation = x - reduce_mean(x, axis, keepdims=True)
+        return reduce_mean(math_ops.square(deviation), axis, keepdims=keepdims)
+
+
+def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+    """The square root of reduce_variance (its gradient is undefined where that is 0)."""
+    x = convert_to_tensor(input_tensor)
+    with graph_lib.name_scope(name, "reduce_std", [x]):
+        return math_ops.sqrt(reduce_variance(x, axis, keepdims=keepdims))
+
+
 def _kept_shape(op):
     """Shape of the reduction's output with reduced axes kept as 1 (constant when static)."""
     x = op.inputs[0]

@@ -49,6 +49,8 @@ FORWARD_CASES = [
            ALL_FLOATS, grad=2),
     OpCase("leaky_relu_alpha", {"LeakyRelu"}, lambda x: tf.nn.leaky_relu(x, alpha=0.01),
            _leaky(0.01), (_KINK,), FLOATS, grad=2),
+    OpCase("log_sigmoid", {"Softplus", "Neg"}, tf.math.log_sigmoid, lambda x: -_softplus(-x),
+           (Floats((3, 4), -4, 4),), FLOATS, grad=2),
     # Saturated inputs: nothing overflows, nothing warns, no NaN.
     OpCase("softplus_saturated", {"Softplus"}, tf.nn.softplus, _softplus,
            (Floats((8,), -80, 80),), FLOATS),

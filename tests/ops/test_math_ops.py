@@ -124,6 +124,11 @@ BINARY_CASES += [
            (np.int8, np.int16), out_dtype=np.float32),
     OpCase("truediv_float", {"RealDiv"}, tf.truediv, np.true_divide,
            (Floats((3, 1)), Floats((4,), 0.5, 2)), FLOATS, grad=2),
+    OpCase("divide_no_nan_zero_divisors", {"RealDiv", "SelectV2"}, tf.math.divide_no_nan,
+           lambda x, y: np.where(y == 0, 0.0, x / np.where(y == 0, 1.0, y)),
+           (Floats((2, 3)), Fixed([[0.0, 2.0, -0.5], [1.5, 0.0, 4.0]])), FLOATS),
+    OpCase("divide_no_nan_nonzero", {"RealDiv", "SelectV2"}, tf.math.divide_no_nan,
+           np.true_divide, (Floats((3, 1)), Floats((4,), 0.5, 2)), FLOATS, grad=2),
     OpCase("div_int_is_floordiv", {"FloorDiv"}, tf.div, np.floor_divide,
            (Floats((2, 3), -7, 7), Floats((2, 3), 1, 4)), INTS),
     OpCase("operators", {"Add", "Sub", "Mul", "RealDiv", "Pow"},
@@ -662,3 +667,14 @@ def test_range_zero_delta_is_rejected_at_build_time():
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match="Range"):
             tf.range(0, 5, 0)
+
+
+def test_divide_no_nan_gradient_is_zero_not_nan_where_the_divisor_is_zero():
+    with tf.Graph().as_default():
+        x = tf.constant([3.0, 4.0], tf.float64)
+        y = tf.constant([0.0, 2.0], tf.float64)
+        grads = tf.gradients(tf.reduce_sum(tf.math.divide_no_nan(x, y)), [x, y])
+        with tf.Session() as session:
+            grad_x, grad_y = session.run(grads)
+    np.testing.assert_array_equal(grad_x, [0.0, 0.5])
+    np.testing.assert_array_equal(grad_y, [0.0, -1.0])
