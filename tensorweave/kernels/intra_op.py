@@ -125,9 +125,9 @@ _CHUNKS_PER_THREAD = 4
 _MIN_CHUNK_ELEMENTS = 1 << 18
 
 
-def row_bounds(array, min_elements=_MIN_CHUNK_ELEMENTS):
+def row_bounds(array):
     """Chunks of `array`'s first axis for an elementwise kernel, or None to run it whole."""
-    if array.ndim == 0 or _threads <= 1 or array.size < 2 * min_elements:
+    if array.ndim == 0 or _threads <= 1 or array.size < 2 * _MIN_CHUNK_ELEMENTS:
         return None
-    bounds = batch_bounds(array.shape[0], array.size, min_elements)
+    bounds = batch_bounds(array.shape[0], array.size, _MIN_CHUNK_ELEMENTS)
     return bounds if len(bounds) > 1 else None

@@ -25,7 +25,15 @@ def split_everything(monkeypatch):
     monkeypatch.setattr(conv, "_BLOCK_FLOATS", 500)
     monkeypatch.setattr(intra_op, "_MIN_CHUNK_ELEMENTS", 1)
     monkeypatch.setattr(training, "_BLOCK", 7)
-    yield
+    chunk_counts = []  # how many chunks each run_chunks call had: the tests check they split
+    run_chunks = intra_op.run_chunks
+
+    def counting_run_chunks(fn, bounds):
+        chunk_counts.append(len(bounds))
+        return run_chunks(fn, bounds)
+
+    monkeypatch.setattr(intra_op, "run_chunks", counting_run_chunks)
+    yield chunk_counts
     intra_op.set_threads(previous)
 
 
@@ -112,6 +120,7 @@ def test_split_convolution_and_its_gradients_match_the_reference(split_everythin
     np.testing.assert_allclose(dx, ref.conv2d_backprop_input(x_shape, w, dy, (stride, stride),
                                                              padding), rtol=1e-4, atol=1e-4)
     assert dw.dtype == dx.dtype == np.float32
+    assert min(split_everything) > 1
 
 
 @pytest.mark.parametrize("window,stride,padding", [(2, 2, "SAME"), (3, 2, "SAME"),
@@ -127,6 +136,7 @@ def test_split_max_pooling_and_its_gradient_match_the_reference(split_everything
     np.testing.assert_allclose(nn.max_pool_grad(x, y, dy, **attrs),
                                ref.max_pool_grad(x, dy, (window,) * 2, (stride,) * 2, padding),
                                rtol=1e-5, atol=1e-6)
+    assert min(split_everything) > 1
 
 
 def test_split_relu_bias_add_and_gradients_match_numpy(split_everything):
@@ -140,6 +150,7 @@ def test_split_relu_bias_add_and_gradients_match_numpy(split_everything):
                                   x + nchw_bias[:, None, None])
     np.testing.assert_allclose(nn.bias_add_grad(g, data_format="NHWC"),
                                g.astype(np.float64).sum(axis=(0, 1, 2)), rtol=1e-5)
+    assert len(split_everything) == 5 and min(split_everything) > 1
 
 
 def test_relu_grad_keeps_a_nan_gradient_where_the_feature_is_positive_only():
@@ -171,3 +182,4 @@ def test_blocked_split_momentum_update_matches_the_formula(split_everything, nes
     np.testing.assert_allclose(accum_cell.value, expected_accum, rtol=1e-6)
     np.testing.assert_allclose(var_cell.value, expected_var, rtol=1e-6, atol=1e-7)
     assert var_cell.value.dtype == np.float32
+    assert len(split_everything) == 1 and split_everything[0] > 1
