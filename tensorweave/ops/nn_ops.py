@@ -135,9 +135,14 @@ def softmax_cross_entropy_with_logits_v2(labels=None, logits=None, axis=-1, name
     labels = convert_to_tensor(labels, dtype=logits.dtype)
     axis = dim if dim is not None else axis
     rank = logits.shape.ndims
-    if rank is not None and axis not in (-1, rank - 1):
-        raise NotImplementedError("softmax_cross_entropy_with_logits along a non-last axis is "
-                                  "not supported yet")
+    if axis not in (-1, None) and (rank is None or axis % rank != rank - 1):
+        if rank is None:
+            raise ValueError("softmax_cross_entropy_with_logits along an axis other than the "
+                             "last needs logits of known rank")
+        # Classes moved last; the other dimensions keep their order, as in the result.
+        perm = [d for d in range(rank) if d != axis % rank] + [axis % rank]
+        logits = array_ops.transpose(logits, perm)
+        labels = array_ops.transpose(labels, perm)
     with graph_lib.get_default_graph().name_scope(name or "softmax_cross_entropy_with_logits"):
         if rank == 2 or rank is None:
             op = make_op("SoftmaxCrossEntropyWithLogits", [logits, labels])
@@ -146,8 +151,9 @@ def softmax_cross_entropy_with_logits_v2(labels=None, logits=None, axis=-1, name
         flat_logits = array_ops.reshape(logits, [-1, classes if classes is not None else -1])
         flat_labels = array_ops.reshape(labels, [-1, classes if classes is not None else -1])
         loss = make_op("SoftmaxCrossEntropyWithLogits", [flat_logits, flat_labels]).outputs[0]
-        return array_ops.reshape(loss, array_ops.slice_(array_ops.shape(logits), [0],
-                                                        [rank - 1]))
+        batch_shape = logits.shape[:-1]
+        return array_ops.reshape(loss, batch_shape.as_list() if batch_shape.is_fully_defined()
+                                 else array_ops.slice_(array_ops.shape(logits), [0], [rank - 1]))
 
 
 def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=-1,

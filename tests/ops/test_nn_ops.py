@@ -94,6 +94,21 @@ XENT_CASES = [
     OpCase("softmax_xent_v1", {"SoftmaxCrossEntropyWithLogits", "StopGradient"},
            _xent_v1_fixed_labels, lambda logits: -(FIXED_LABELS * _log_softmax(logits)).sum(-1),
            (Floats((3, 4)),), FLOATS, grad=2),
+    # The classes along another axis (labels are distributions along it).
+    OpCase("softmax_xent_v2_axis0", {"SoftmaxCrossEntropyWithLogits", "Transpose"},
+           lambda logits, labels: tf.nn.softmax_cross_entropy_with_logits_v2(
+               labels=labels, logits=logits, axis=0),
+           lambda logits, labels: -(labels * _log_softmax(logits, 0)).sum(0),
+           lambda rng, dtype: [rng.uniform(-2, 2, (3, 4)).astype(dtype),
+                               _softmax(rng.standard_normal((3, 4)), 0).astype(dtype)],
+           FLOATS, grad=2, modes=("static", "partial")),
+    OpCase("softmax_xent_v1_dim1_of_3d", {"SoftmaxCrossEntropyWithLogits", "Transpose"},
+           lambda logits, labels: tf.nn.softmax_cross_entropy_with_logits(
+               labels=labels, logits=logits, dim=1),
+           lambda logits, labels: -(labels * _log_softmax(logits, 1)).sum(1),
+           lambda rng, dtype: [rng.uniform(-2, 2, (2, 3, 4)).astype(dtype),
+                               _softmax(rng.standard_normal((2, 3, 4)), 1).astype(dtype)],
+           FLOATS, modes=("static", "partial")),  # v1: no gradient into labels by design
     OpCase("softmax_xent_large_logits", {"SoftmaxCrossEntropyWithLogits"},
            lambda logits, labels: tf.nn.softmax_cross_entropy_with_logits_v2(
                labels=labels, logits=logits * 1000.0),
