@@ -16,6 +16,8 @@ take_grad(N) once N fresh gradients are in; taking advances its global step by o
 sparse accumulator does the same with IndexedSlices gradients, averaging each row over the
 gradients that had it.
 """
+import collections
+import itertools
 import threading
 
 import numpy as np
@@ -60,6 +62,8 @@ class Queue:
         self.cond = threading.Condition(threading.RLock())
         self.closed = False
         self.cancel_enqueues = False
+        self._dequeuers = collections.deque()  # tickets of the waiting dequeues, in order
+        self._tickets = itertools.count()
 
     # --- enqueue --------------------------------------------------------------------------
     def _check(self, components, batched):
@@ -116,14 +120,25 @@ class Queue:
         if count == 0:
             return []
         with self.cond:
-            _wait(self, step, lambda: self.closed or self._available() >= count, "Dequeue")
-            size = len(self.items)
-            if size < count and (not allow_smaller or size == 0):
-                raise errors.OutOfRangeError(
-                    None, None, f"{self.kind} '{self.name}' is closed and has insufficient "
-                    f"elements (requested {count}, current size {size})")
-            taken = [self._take_one() for _ in range(min(count, size))]
-            self.cond.notify_all()
+            # Dequeues are served in the order they came (as TF's queues do): a thread that
+            # comes back for a second element never overtakes one already waiting. The sync
+            # replicas' barrier relies on it: a fast worker must not take a slow worker's
+            # token from the same release (seen under load: 9 steps of one worker, 7 of
+            # another, in a 3-of-3 run of 8 steps).
+            ticket = next(self._tickets)
+            self._dequeuers.append(ticket)
+            try:
+                _wait(self, step, lambda: self._dequeuers[0] == ticket and (
+                    self.closed or self._available() >= count), "Dequeue")
+                size = len(self.items)
+                if size < count and (not allow_smaller or size == 0):
+                    raise errors.OutOfRangeError(
+                        None, None, f"{self.kind} '{self.name}' is closed and has insufficient "
+                        f"elements (requested {count}, current size {size})")
+                taken = [self._take_one() for _ in range(min(count, size))]
+            finally:
+                self._dequeuers.remove(ticket)
+                self.cond.notify_all()
         return taken
 
     def batch(self, elements):

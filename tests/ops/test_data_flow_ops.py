@@ -260,3 +260,24 @@ def test_accumulator_rejects_bad_shapes_dtypes_and_counts():
             sess.run(free.take_grad(0))
     with pytest.raises(ValueError, match="reduction_type"):
         tf.ConditionalAccumulator(tf.float32, reduction_type="MAX")
+
+
+def test_dequeues_are_served_in_the_order_they_came():
+    """A dequeue that comes later never overtakes one already waiting, even when it runs on
+    the thread that just enqueued (the sync replicas' token barrier relies on it)."""
+    import types
+    from tensorweave.kernels import data_flow
+    from tensorweave.runtime.cancellation import CancellationToken
+    queue = data_flow.Queue({"component_types": [tf.int32], "shapes": [tf.TensorShape([])]})
+    step = types.SimpleNamespace(cancellation=CancellationToken())
+    first = []
+    waiting = threading.Thread(target=lambda: first.extend(queue.dequeue_many(step, 1, False)))
+    waiting.start()
+    deadline = time.monotonic() + 10
+    while not queue._dequeuers and time.monotonic() < deadline:  # it waits now
+        time.sleep(0.001)
+    queue.enqueue(step, [np.array([10, 20], np.int32)], batched=True)
+    second = queue.dequeue_many(step, 1, False)
+    waiting.join(10)
+    assert [int(e[0]) for e in first] == [10] and int(second[0][0]) == 20
+    step.cancellation.cancel()
