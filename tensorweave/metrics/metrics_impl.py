@@ -95,7 +95,11 @@ def accuracy(labels, predictions, weights=None, metrics_collections=None,
              updates_collections=None, name=None):
     """The fraction of predictions equal to their labels (e.g. argmax of logits vs classes)."""
     with variable_scope.variable_scope(name, default_name="accuracy"):
-        labels, predictions = _compared(labels, predictions, "accuracy")
+        predictions, labels = _squeeze_to_match(convert_to_tensor(predictions),
+                                                convert_to_tensor(labels), "accuracy")
+        # As TF 1.x: predictions take the labels' dtype (float 1.7 vs class 1 counts as 1).
+        if predictions.dtype != labels.dtype:
+            predictions = math_ops.cast(predictions, labels.dtype)
         correct = math_ops.cast(math_ops.equal(predictions, labels), dtypes.float32)
         return _streaming_mean(correct, weights, metrics_collections, updates_collections,
                                "accuracy")

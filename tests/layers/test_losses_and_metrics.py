@@ -172,3 +172,11 @@ def test_metric_shape_mismatches_name_the_metric_and_the_shapes():
     # Weights of unknown or broadcastable shape are still taken.
     tf.metrics.accuracy(tf.zeros([3, 2], tf.int64), tf.zeros([3, 2], tf.int64),
                         weights=tf.placeholder(tf.float32, [None, 1]))
+
+
+def test_accuracy_casts_predictions_to_the_labels_dtype():
+    # TF 1.x casts predictions to the labels' dtype: 0.5 -> 0 and 1.7 -> 1 match int labels.
+    accuracy, update = tf.metrics.accuracy(tf.constant([0, 1, 2], tf.int64),
+                                           tf.constant([0.5, 1.7, 2.0]))
+    np.testing.assert_allclose(_run(update, local=True), 1.0)
+    del accuracy
