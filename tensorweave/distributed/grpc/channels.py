@@ -2,9 +2,14 @@
 
 No message size limit (-1): large tensors never travel in one message anyway (data_plane/), but
 a GraphDef with big constants may. Keepalive pings detect a task that stops answering within
-config.PEER_TIMEOUT_SECONDS even while a call waits on it, and reconnection backoff is capped at
-one second so a restarted task is found again quickly. Servers refuse SO_REUSEPORT: two
-servers on one port must be an error, not a silent split of the traffic.
+config.PEER_TIMEOUT_SECONDS even while a call waits on it, and reconnection backoff starts at
+50 ms and is capped at one second so a restarted task is found again quickly. gRPC's C core
+also uses `min_reconnect_backoff_ms` as the deadline of each connection attempt (TCP and the
+HTTP/2 handshake): at 50 ms, a server slow to send its SETTINGS frame on a loaded machine made
+the first call fail with UNAVAILABLE ("connection attempt timed out before receiving SETTINGS
+frame", seen in 2 of 21 runs of a failures test next to a busy loop), so it is 5 s, which
+does not delay retries after a refused connection. Servers refuse SO_REUSEPORT: two servers
+on one port must be an error, not a silent split of the traffic.
 """
 import threading
 
@@ -13,6 +18,7 @@ import grpc
 from tensorweave.distributed import config as config_lib
 
 _KEEPALIVE_MS = int(config_lib.PEER_TIMEOUT_SECONDS * 1000 / 2)
+_CONNECT_ATTEMPT_MS = 5000
 
 CHANNEL_OPTIONS = [
     ("grpc.max_send_message_length", -1),
@@ -21,7 +27,7 @@ CHANNEL_OPTIONS = [
     ("grpc.keepalive_timeout_ms", _KEEPALIVE_MS),
     ("grpc.http2.max_pings_without_data", 0),
     ("grpc.initial_reconnect_backoff_ms", 50),
-    ("grpc.min_reconnect_backoff_ms", 50),
+    ("grpc.min_reconnect_backoff_ms", _CONNECT_ATTEMPT_MS),
     ("grpc.max_reconnect_backoff_ms", 1000),
     ("grpc.enable_retries", 0),
 ]
