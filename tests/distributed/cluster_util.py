@@ -2,6 +2,7 @@
 and clean-up that kills every process group whatever the test did."""
 import json
 import os
+import pathlib
 import select
 import signal
 import subprocess
@@ -82,6 +83,8 @@ class ServerProcesses:
             pass
         if signum in (signal.SIGKILL, signal.SIGTERM):
             process.wait(10)
+        elif signum == signal.SIGSTOP:  # kill() returns before the task has stopped
+            _wait_for_state(process.pid, "T")
 
     def close(self):
         for process in self.processes.values():
@@ -103,3 +106,18 @@ class ServerProcesses:
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+def _wait_for_state(pid, state, timeout=10.0):
+    """Waits until every thread of `pid` is in `state` (a /proc/PID/task/*/stat letter)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            states = [pathlib.Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1]
+                      .split()[0] for tid in os.listdir(f"/proc/{pid}/task")]
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            return
+        if states and all(s == state for s in states):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} did not reach state {state} in {timeout} s")
