@@ -73,26 +73,49 @@ def apply_momentum(var_cell, accum_cell, lr, grad, momentum, *, use_locking, use
     return var
 
 
+def _adam_step(var, m, v, grad, lr_t, beta1, beta2, epsilon, use_nesterov):
+    """One Adam update in place, with one scratch array (every operand of a block in cache)."""
+    scratch = grad * (1 - beta1)
+    m *= beta1
+    m += scratch
+    np.square(grad, out=scratch)
+    scratch *= 1 - beta2
+    v *= beta2
+    v += scratch
+    np.sqrt(v, out=scratch)
+    scratch += epsilon  # the denominator
+    if use_nesterov:
+        numer = m * beta1
+        numer += grad * (1 - beta1)
+        numer /= scratch
+        numer *= lr_t
+        var -= numer
+    else:
+        np.divide(m, scratch, out=scratch)
+        scratch *= lr_t
+        var -= scratch
+
+
 @register_kernel("ApplyAdam", resource="variable_ref", num_refs=3)
 def apply_adam(var_cell, m_cell, v_cell, beta1_power, beta2_power, lr, beta1, beta2, epsilon,
                grad, *, use_locking, use_nesterov):
     var, m, v = _check(var_cell, grad), _slot(m_cell), _slot(v_cell)
     lr_t = lr * np.sqrt(1 - beta2_power) / (1 - beta1_power)
-    m *= beta1
-    m += grad * (1 - beta1)
-    v *= beta2
-    v += np.square(grad) * (1 - beta2)
-    denom = np.sqrt(v)
-    denom += epsilon
-    if use_nesterov:
-        numer = m * beta1 + grad * (1 - beta1)
-    else:
-        numer = m * lr_t
-        lr_t = 1
-    numer /= denom
-    if use_nesterov:
-        numer *= lr_t
-    var -= numer
+    grad = np.asarray(grad)
+    blocked = _blocked(var, m, v)
+    if blocked is None:
+        _adam_step(var, m, v, grad, lr_t, beta1, beta2, epsilon, use_nesterov)
+        return var
+    (flat_var, flat_m, flat_v), bounds = blocked
+    flat_grad = grad.reshape(-1)
+
+    def chunk(lo, hi):
+        for start in range(lo, hi, _BLOCK):
+            block = slice(start, min(start + _BLOCK, hi))
+            _adam_step(flat_var[block], flat_m[block], flat_v[block], flat_grad[block], lr_t,
+                       beta1, beta2, epsilon, use_nesterov)
+
+    intra_op.run_chunks(chunk, bounds)
     return var
 
 

@@ -183,3 +183,26 @@ def test_blocked_split_momentum_update_matches_the_formula(split_everything, nes
     np.testing.assert_allclose(var_cell.value, expected_var, rtol=1e-6, atol=1e-7)
     assert var_cell.value.dtype == np.float32
     assert len(split_everything) == 1 and split_everything[0] > 1
+
+
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_blocked_split_adam_update_matches_the_formula(split_everything, nesterov):
+    var, m, grad = _random((9, 11), 13), _random((9, 11), 14), _random((9, 11), 15)
+    v = np.abs(_random((9, 11), 16))
+    f32 = np.float32
+    beta1_power, beta2_power = f32(0.9 ** 3), f32(0.999 ** 3)
+    lr, beta1, beta2, epsilon = f32(0.01), f32(0.9), f32(0.999), f32(1e-7)
+    lr_t = lr * np.sqrt(1 - beta2_power) / (1 - beta1_power)
+    m_new = beta1 * m.astype(np.float64) + (1 - beta1) * grad
+    v_new = beta2 * v.astype(np.float64) + (1 - beta2) * grad * grad
+    numer = beta1 * m_new + (1 - beta1) * grad if nesterov else m_new
+    expected_var = var - lr_t * numer / (np.sqrt(v_new) + epsilon)
+    cells = [_Cell(var.copy()), _Cell(m.copy()), _Cell(v.copy())]
+    out = training.apply_adam(*cells, *[np.array(x) for x in (beta1_power, beta2_power, lr, beta1,
+                                                              beta2, epsilon)],
+                              grad, use_locking=False, use_nesterov=nesterov)
+    assert out is cells[0].value and out.dtype == np.float32
+    np.testing.assert_allclose(cells[1].value, m_new, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(cells[2].value, v_new, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(cells[0].value, expected_var, rtol=1e-5, atol=1e-6)
+    assert len(split_everything) == 1 and split_everything[0] > 1
