@@ -97,6 +97,7 @@ class PartitionPlan:
         self.feed_slots = {t: slots[t] for t in part.feeds}
         sent = {t.tensor for t in part.sends if t.tensor is not None}
         value_used = _ops_whose_values_are_used(part.ops, list(part.fetches) + list(sent))
+        tensors_used = {t for op in part.ops for t in op.inputs} | set(part.fetches) | sent
         for op in part.ops:
             for tensor in op.outputs:
                 if tensor not in slots:  # a fed output keeps its feed slot
@@ -115,6 +116,11 @@ class PartitionPlan:
                 continue
             input_slots = [slots[t] if t in slots else slots[("recv", t)] for t in op.inputs]
             node = bind_op(op, input_slots, [slots[t] for t in op.outputs], resource_manager)
+            if op.type == "While" and node.kwargs.get("back_prop") and \
+                    op.outputs[-1] not in tensors_used:
+                # No WhileGrad of this step reads the loop's history: do not keep every
+                # iteration's values (a long loop without a gradient would hold them all).
+                node.kwargs = dict(node.kwargs, back_prop=False)
             deps = set()
             for tensor in op.inputs:
                 dep = node_of.get(tensor.op, node_of.get(("recv", tensor)))
