@@ -91,14 +91,7 @@ def role_transfer(args):
     results = {}
     with tf.Session(server.target, config=config(tf, args)) as sess:
         sess.run(tf.global_variables_initializer())
-        for _ in range(3):
-            sess.run(total)
-        times = []
-        for _ in range(args.repeats):
-            start = time.perf_counter()
-            sess.run(total)
-            times.append(time.perf_counter() - start)
-        results["transfer_mb_s"] = TRANSFER_BYTES / MB / statistics.median(times)
+        results["transfer_mb_s"] = TRANSFER_BYTES / MB / _median_seconds(sess, total, args.repeats)
         for _ in range(200):
             sess.run(tiny)
         samples = []
@@ -109,6 +102,18 @@ def role_transfer(args):
             samples.append((time.perf_counter() - start) / 200)
         results["latency_us"] = statistics.median(samples) * 1e6
     print("RESULT " + json.dumps(results), flush=True)
+
+
+def _median_seconds(sess, fetch, repeats):
+    """The median time of `repeats` runs of `fetch`, after three warm-up runs."""
+    for _ in range(3):
+        sess.run(fetch)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        sess.run(fetch)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
 def role_encodings(args):
@@ -129,14 +134,8 @@ def role_encodings(args):
                                         rpc_options=tf.RPCOptions(tensor_wire_encoding=encoding))
         with tf.Session(server.target, config=session_config) as sess:
             sess.run(big.initializer)
-            for _ in range(3):
-                sess.run(total)
-            times = []
-            for _ in range(args.repeats):
-                start = time.perf_counter()
-                sess.run(total)
-                times.append(time.perf_counter() - start)
-            results[encoding] = {"mb_s": TRANSFER_BYTES / MB / statistics.median(times),
+            results[encoding] = {"mb_s": TRANSFER_BYTES / MB / _median_seconds(sess, total,
+                                                                              args.repeats),
                                  "max_abs_error": float(sess.run(error))}
     print("RESULT " + json.dumps(results), flush=True)
 
