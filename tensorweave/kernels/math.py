@@ -16,6 +16,8 @@ UNARY = {
 }
 
 
+# Plain functions around the ufuncs: the registry reads a kernel's keyword-only parameters as
+# the op's attrs, and a ufunc's signature has some (where, dtype, casting, ...).
 def _unary_kernel(fn):
     def compute(x):
         return fn(x)
