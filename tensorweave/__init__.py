@@ -2,12 +2,12 @@
 tests/test_public_api.py pins the names users rely on."""
 from tensorweave.framework.dtypes import (DType, as_dtype, float16, float32, float64, half,  # noqa: F401
                                           double, int8, int16, int32, int64, uint8, uint16, bool,
-                                          string)
+                                          string, uint32, uint64, complex64, complex128, variant)
 from tensorweave.framework.tensor_shape import TensorShape, Dimension, dimension_value  # noqa: F401
 from tensorweave.framework.graph import (Graph, Operation, Tensor, GraphKeys,  # noqa: F401
                                          get_default_graph, reset_default_graph,
                                          get_default_session, name_scope, control_dependencies,
-                                         device, colocate_with, add_to_collection,
+                                         device, container, colocate_with, add_to_collection,
                                          add_to_collections, get_collection, get_collection_ref)
 from tensorweave.framework.device import DeviceSpec  # noqa: F401
 from tensorweave.framework.constant_op import (constant, convert_to_tensor,  # noqa: F401
@@ -251,6 +251,11 @@ from tensorweave.ops.check_ops_more import (assert_rank_in, assert_same_float_dt
                                             assert_proper_iterable, is_non_decreasing,
                                             is_strictly_increasing)
 from tensorweave import version  # noqa: F401,E402
+from tensorweave.ops.complex_ops import complex  # noqa: F401,E402,A004
+from tensorweave.ops.spectral_ops import (fft, ifft, fft2d, ifft2d, fft3d, ifft3d,  # noqa: F401,E402
+                                          fftnd, ifftnd, rfftnd, irfftnd)
+from tensorweave.ops.math_ops import to_complex64, to_complex128  # noqa: F401,E402
+from tensorweave import signal, spectral  # noqa: F401,E402
 from tensorweave.version import (VERSION, GIT_VERSION, COMPILER_VERSION,  # noqa: F401,E402
                                  GRAPH_DEF_VERSION, GRAPH_DEF_VERSION_MIN_CONSUMER,
                                  GRAPH_DEF_VERSION_MIN_PRODUCER)
@@ -265,6 +270,23 @@ def disable_v2_behavior():
 
 def disable_eager_execution():
     """Graph mode is the only mode: nothing to disable."""
+
+
+def disable_v2_tensorshape():
+    """TensorShape always behaves as in TF 1.x (indexing gives Dimension objects)."""
+
+
+def disable_tensor_equality():
+    """Tensors always compare by identity and are hashable, as in TF 1.x."""
+
+
+def disable_resource_variables():
+    """tensorweave has one kind of variable (TF 1.x's reference-style semantics): nothing to
+    switch."""
+
+
+def disable_control_flow_v2():
+    """tf.cond and tf.while_loop have one implementation here: nothing to switch."""
 
 
 def executing_eagerly():

@@ -87,3 +87,16 @@ def test_get_seed_op_error_and_no_gradient():
         _run(tf.placeholder(tf.float32))  # an unfed placeholder: InvalidArgumentError
     assert issubclass(tf.errors.InvalidArgumentError, tf.OpError)
     assert tf.NoGradient is tf.NotDifferentiable
+
+
+def test_v1_behaviour_switches_leave_v1_behaviour():
+    """The disable_* switches of TF 1.x name the behaviour tensorweave always has."""
+    for switch in (tf.disable_v2_tensorshape, tf.disable_tensor_equality,
+                   tf.disable_resource_variables, tf.disable_control_flow_v2,
+                   tf.disable_v2_behavior):
+        assert switch() is None
+    with tf.Graph().as_default():
+        assert isinstance(tf.TensorShape([2, 3])[0], tf.Dimension)
+        a, b = tf.constant(1.0), tf.constant(1.0)
+        assert (a == b) is False and {a: 1, b: 2}[b] == 2  # identity, hashable
+        assert tf.variant.name == "variant" and tf.dtypes.complex is tf.complex

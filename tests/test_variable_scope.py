@@ -493,3 +493,34 @@ def test_get_config_round_trip(initializer):
 def test_float16_initializers():
     value = sample(tf.random_normal_initializer(seed=1), [1000], tf.float16)
     assert value.dtype == np.float16 and abs(float(value.std()) - 1.0) < 0.1
+
+
+def test_container_scope_names_the_resources_reset_clears():
+    """Variables made under tf.container live in that container: Session.reset(target,
+    [name]) clears them and leaves the others."""
+    server = tf.train.Server.create_local_server()
+    try:
+        _container_check(server)
+    finally:
+        server.stop()
+    with pytest.raises(TypeError, match="container name must be a string"):
+        with tf.container(3):
+            pass
+
+
+def _container_check(server):
+    with tf.Graph().as_default():
+        with tf.container("experiment"):
+            inside = tf.Variable(1.0, name="inside")
+            with tf.container(""):
+                outside_again = tf.Variable(3.0, name="outside_again")
+        outside = tf.Variable(2.0, name="outside")
+        assert inside.op.get_attr("container") == "experiment"
+        assert outside.op.get_attr("container") == outside_again.op.get_attr("container") == ""
+        with tf.Session(server.target) as session:
+            session.run(tf.global_variables_initializer())
+        tf.Session.reset(server.target, ["experiment"])
+        with tf.Session(server.target) as session:
+            assert session.run([outside, outside_again]) == [2.0, 3.0]
+            with pytest.raises(tf.errors.FailedPreconditionError, match="inside"):
+                session.run(inside)

@@ -38,7 +38,8 @@ class DType:
 
     @property
     def real_dtype(self):
-        return self
+        """The type of the real and imaginary parts (float32 for complex64); itself otherwise."""
+        return _REAL_OF.get(self._name, self)
 
     @property
     def size(self):
@@ -62,7 +63,7 @@ class DType:
 
     @property
     def is_complex(self):
-        return False
+        return self._np.kind == "c"
 
     @property
     def is_numpy_compatible(self):
@@ -118,6 +119,10 @@ int32 = DType("int32", np.int32, 3)
 int64 = DType("int64", np.int64, 9)
 uint8 = DType("uint8", np.uint8, 4)
 uint16 = DType("uint16", np.uint16, 17)
+uint32 = DType("uint32", np.uint32, 22)
+uint64 = DType("uint64", np.uint64, 23)
+complex64 = DType("complex64", np.complex64, 8)
+complex128 = DType("complex128", np.complex128, 18)
 bool = DType("bool", np.bool_, 10)  # noqa: A001 - TF exposes tf.bool
 string = DType("string", np.object_, 7)
 # A host-side Python object that never leaves its device (a while loop's per-iteration history,
@@ -126,17 +131,21 @@ variant = DType("variant", np.object_, 21)
 half = float16
 double = float64
 
-ALL_DTYPES = (float16, float32, float64, int8, int16, int32, int64, uint8, uint16, bool, string)
+ALL_DTYPES = (float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+              complex64, complex128, bool, string)
 FLOATING = (float16, float32, float64)
-INTEGER = (int8, int16, int32, int64, uint8, uint16)
-NUMERIC = FLOATING + INTEGER
+INTEGER = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+COMPLEX = (complex64, complex128)
+NUMERIC = FLOATING + INTEGER + COMPLEX
+_REAL_OF = {"complex64": float32, "complex128": float64}
 
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"half": float16, "double": float64, "float": float32, "int": int32})
 _BY_ENUM = {d.as_datatype_enum: d for d in ALL_DTYPES}
 _BY_NAME[variant.name] = _BY_ENUM[variant.as_datatype_enum] = variant
 _BY_NP = {d.np_dtype: d for d in ALL_DTYPES if d is not string}
-_PY_TYPES = {float: float32, int: int32, builtins.bool: bool, str: string, bytes: string}
+_PY_TYPES = {float: float32, int: int32, builtins.bool: bool, str: string, bytes: string,
+             complex: complex128}
 
 
 def as_dtype(type_value):

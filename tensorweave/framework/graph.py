@@ -156,6 +156,20 @@ class Graph:
         finally:
             self._gradient_overrides = old
 
+    # --- resource containers ---------------------------------------------------------------------
+    @contextlib.contextmanager
+    def container(self, container_name):
+        """Stateful ops created inside (variables, queues, ...) keep their resources in
+        `container_name`, which `tf.Session.reset(target, [container_name])` clears."""
+        if not isinstance(container_name, str):
+            raise TypeError(f"container name must be a string, got {container_name!r}")
+        old = getattr(self, "_container", "")
+        self._container = container_name
+        try:
+            yield container_name
+        finally:
+            self._container = old
+
     # --- devices and colocation -----------------------------------------------------------------
     @contextlib.contextmanager
     def device(self, device_name_or_function):
@@ -219,6 +233,9 @@ class Graph:
             self._check_not_finalized()
             op_def = op_def_lib.get_op_def(op_type)
             attrs = dict(attrs or {})
+            if getattr(self, "_container", "") and "container" in op_def.attrs and \
+                    not attrs.get("container"):
+                attrs["container"] = self._container
             if name and name.endswith("/"):
                 # A scope name used as an op name ("Variable/" from `with name_scope(...) as n`)
                 # names the op exactly, as in TF.
@@ -455,6 +472,11 @@ def name_scope(name, default_name=None, values=None):
 
 def control_dependencies(control_inputs):
     return get_default_graph().control_dependencies(control_inputs)
+
+
+def container(container_name):
+    """`tf.container`: the default graph's container scope (Graph.container)."""
+    return get_default_graph().container(container_name)
 
 
 def device(device_name_or_function):

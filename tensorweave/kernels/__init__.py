@@ -30,6 +30,7 @@ from tensorweave.kernels import script  # noqa: F401
 from tensorweave.kernels import segment, special_math  # noqa: F401
 from tensorweave.kernels import space  # noqa: F401
 from tensorweave.kernels import special_functions  # noqa: F401
+from tensorweave.kernels import spectral  # noqa: F401
 from tensorweave.kernels import sets  # noqa: F401
 from tensorweave.kernels import array_extra  # noqa: F401
 from tensorweave.kernels import ctc  # noqa: F401

@@ -10,7 +10,7 @@ from tensorweave.framework import errors
 from tensorweave.kernels.registry import register_kernel
 
 UNARY = {
-    "Neg": np.negative, "Abs": np.abs, "Sign": np.sign, "Square": np.square, "Sqrt": np.sqrt,
+    "Neg": np.negative, "Conj": np.conj, "Abs": np.abs, "Sign": np.sign, "Square": np.square, "Sqrt": np.sqrt,
     "Exp": np.exp, "Expm1": np.expm1, "Log": np.log, "Log1p": np.log1p, "Tanh": np.tanh,
     "Sin": np.sin, "Cos": np.cos, "Floor": np.floor, "Ceil": np.ceil, "Round": np.round,
 }
@@ -111,7 +111,10 @@ def select_v2(condition, t, e):
 
 @register_kernel("Cast")
 def cast(x, *, DstT, Truncate):  # noqa: N803 - attr names are the op's
-    return np.asarray(x).astype(DstT.np_dtype)
+    x = np.asarray(x)
+    if x.dtype.kind == "c" and not DstT.is_complex:  # TF keeps the real part
+        x = x.real
+    return x.astype(DstT.np_dtype)
 
 
 @register_kernel("AddN")
@@ -137,10 +140,11 @@ def matmul(a, b, *, transpose_a, transpose_b):
 
 @register_kernel("BatchMatMulV2")
 def batch_matmul_v2(x, y, *, adj_x, adj_y):
+    # adj_ is the adjoint: the conjugate transpose (a plain transpose for real matrices).
     if adj_x:
-        x = np.swapaxes(x, -1, -2)
+        x = np.conj(np.swapaxes(x, -1, -2)) if np.iscomplexobj(x) else np.swapaxes(x, -1, -2)
     if adj_y:
-        y = np.swapaxes(y, -1, -2)
+        y = np.conj(np.swapaxes(y, -1, -2)) if np.iscomplexobj(y) else np.swapaxes(y, -1, -2)
     return np.matmul(x, y)
 
 

@@ -54,7 +54,7 @@ def gradient_function(op_type):
 
 
 def _is_differentiable_dtype(dtype):
-    return dtype.is_floating
+    return dtype.is_floating or dtype.is_complex
 
 
 def _as_tensor(value):

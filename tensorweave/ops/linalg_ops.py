@@ -33,12 +33,13 @@ def _matmul_shape(op):
 
 register_op("MatMul", inputs=["a: T", "b: T"], outputs=["product: T"],
             attrs={"T": "type", "transpose_a": ("bool", False), "transpose_b": ("bool", False)},
-            shape_fn=_matmul_shape, allowed_types={"T": _REAL})
+            shape_fn=_matmul_shape, allowed_types={"T": _REAL + math_ops._COMPLEX})
 
 
 @register_gradient("MatMul")
 def _matmul_grad(op, grad):
-    a, b = op.inputs
+    # For complex matrices the adjoint takes conjugates: d(a b) -> (g b^H, a^H g).
+    a, b = (math_ops.conj(t) for t in op.inputs)
     ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
     if not ta and not tb:
         return [matmul(grad, b, transpose_b=True), matmul(a, grad, transpose_a=True)]
@@ -70,7 +71,7 @@ def _batch_matmul_shape(op):
 
 register_op("BatchMatMulV2", inputs=["x: T", "y: T"], outputs=["output: T"],
             attrs={"T": "type", "adj_x": ("bool", False), "adj_y": ("bool", False)},
-            shape_fn=_batch_matmul_shape, allowed_types={"T": _REAL})
+            shape_fn=_batch_matmul_shape, allowed_types={"T": _REAL + math_ops._COMPLEX})
 
 
 @register_gradient("BatchMatMulV2")
@@ -114,6 +115,17 @@ def batch_matmul(x, y, adj_x=False, adj_y=False, name=None):
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
            a_is_sparse=False, b_is_sparse=False, name=None):
     a, b = convert_pair(a, b)
+    if transpose_a and adjoint_a or transpose_b and adjoint_b:
+        raise ValueError("tf.matmul: only one of transpose_a and adjoint_a (transpose_b and "
+                         "adjoint_b) can be True")
+    if a.shape.ndims == 2 and b.shape.ndims == 2:
+        # MatMul transposes; an adjoint also conjugates (nothing for real matrices).
+        a = math_ops.conj(a) if adjoint_a else a
+        b = math_ops.conj(b) if adjoint_b else b
+    else:
+        # BatchMatMulV2's adj_ conjugates: a plain transpose of a complex matrix undoes it.
+        a = math_ops.conj(a) if transpose_a else a
+        b = math_ops.conj(b) if transpose_b else b
     transpose_a = transpose_a or adjoint_a
     transpose_b = transpose_b or adjoint_b
     if a.shape.ndims == 2 and b.shape.ndims == 2:

@@ -7,7 +7,7 @@ import math
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.ops import array_ops, cumulative_ops, math_ops, slicing_ops
+from tensorweave.ops import complex_ops, array_ops, cumulative_ops, math_ops, slicing_ops
 from tensorweave.ops.op_util import convert_pair
 from tensorweave.ops.special_math_ops import lgamma
 
@@ -109,20 +109,34 @@ def is_strictly_increasing(x, name=None):
 
 
 def real(input, name=None):  # noqa: A002 - TF's argument name
-    return array_ops.identity(convert_to_tensor(input), name=name or "Real")
+    """The real part; a real tensor is its own."""
+    x = convert_to_tensor(input)
+    if x.dtype.is_complex:
+        return complex_ops.real(x, name=name)
+    return array_ops.identity(x, name=name or "Real")
 
 
 def conj(x, name=None):
-    return array_ops.identity(convert_to_tensor(x), name=name or "Conj")
+    """The complex conjugate; a real tensor is its own."""
+    x = convert_to_tensor(x)
+    if x.dtype.is_complex:
+        return complex_ops.conj(x, name=name)
+    return array_ops.identity(x, name=name or "Conj")
 
 
 def imag(input, name=None):  # noqa: A002
-    return array_ops.zeros_like(convert_to_tensor(input), name=name or "Imag")
+    """The imaginary part; of a real tensor, zeros."""
+    x = convert_to_tensor(input)
+    if x.dtype.is_complex:
+        return complex_ops.imag(x, name=name)
+    return array_ops.zeros_like(x, name=name or "Imag")
 
 
 def angle(input, name=None):  # noqa: A002
-    """0 for non-negative reals, pi for negative ones."""
+    """The argument of a complex number; 0 for non-negative reals, pi for negative ones."""
     x = convert_to_tensor(input)
+    if x.dtype.is_complex:
+        return complex_ops.angle(x, name=name)
     with _scope(name, "Angle", [x]):
         return math_ops.select(math_ops.less(x, array_ops.zeros_like(x)),
                                array_ops.fill(array_ops.shape(x),

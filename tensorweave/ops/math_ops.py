@@ -22,6 +22,8 @@ TensorShape = tensor_shape.TensorShape
 _FLOAT = (dtypes.float16, dtypes.float32, dtypes.float64)
 _REAL = _FLOAT + (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8,
                   dtypes.uint16)
+_COMPLEX = (dtypes.complex64, dtypes.complex128)
+_NUMBER = _REAL + _COMPLEX
 
 
 # --- gradients of broadcasting ops: sum the gradient back to each input's shape -----------------
@@ -97,18 +99,19 @@ def _unary_grad_table():
     # name -> fn(x, y, grad) building d(loss)/dx from graph ops.
     return {
         "Neg": lambda x, y, g: negative(g),
+        "Conj": lambda x, y, g: conj(g),
         "Abs": lambda x, y, g: g * sign(x),
         "Sign": None,
-        "Square": lambda x, y, g: g * (x * 2),
+        "Square": lambda x, y, g: g * (conj(x) * 2),
         "Sqrt": lambda x, y, g: g * (0.5 / y),
         "Rsqrt": lambda x, y, g: g * (-0.5 * y * y * y),
-        "Exp": lambda x, y, g: g * y,
+        "Exp": lambda x, y, g: g * conj(y),
         "Expm1": lambda x, y, g: g * (y + 1),
         "Log": lambda x, y, g: g * reciprocal(x),
         "Log1p": lambda x, y, g: g * reciprocal(x + 1),
         "Tanh": lambda x, y, g: g * (1 - y * y),
         "Sigmoid": lambda x, y, g: g * (y * (1 - y)),
-        "Reciprocal": lambda x, y, g: g * negative(y * y),
+        "Reciprocal": lambda x, y, g: g * negative(conj(y * y)),
         "Sin": lambda x, y, g: g * cos(x),
         "Cos": lambda x, y, g: g * negative(sin(x)),
         "Floor": None,
@@ -118,7 +121,8 @@ def _unary_grad_table():
 
 
 UNARY_OPS = _unary_grad_table()
-_UNARY_ALLOWED = {"Neg": _REAL, "Abs": _REAL, "Sign": _REAL, "Square": _REAL}
+_UNARY_ALLOWED = {"Neg": _NUMBER, "Abs": _REAL, "Sign": _REAL, "Square": _NUMBER,
+                  "Exp": _FLOAT + _COMPLEX, "Reciprocal": _FLOAT + _COMPLEX, "Conj": _COMPLEX}
 
 
 def _register_unary(name, grad_rule):
@@ -149,7 +153,26 @@ def _unary(op_type, default_name):
 
 
 negative = neg = _unary("Neg", "Neg")
-abs = _unary("Abs", "Abs")  # noqa: A001 - TF's name
+_real_abs = _unary("Abs", "Abs")
+
+
+def abs(x, name=None):  # noqa: A001 - TF's name
+    """|x|; of a complex tensor, its modulus (ComplexAbs, a float tensor)."""
+    x = x if isinstance(x, IndexedSlices) else convert_to_tensor(x)
+    if not isinstance(x, IndexedSlices) and x.dtype in _COMPLEX:
+        return make_tensor("ComplexAbs", [x], {"Tout": x.dtype.real_dtype},
+                           name=name or "ComplexAbs")
+    return _real_abs(x, name=name)
+
+
+def conj(x, name=None):
+    """The complex conjugate; a real tensor is its own (no op is added)."""
+    x = convert_to_tensor(x)
+    if x.dtype not in _COMPLEX:
+        return x
+    return make_tensor("Conj", [x], name=name or "Conj")
+
+
 sign = _unary("Sign", "Sign")
 square = _unary("Square", "Square")
 sqrt = _unary("Sqrt", "Sqrt")
@@ -170,6 +193,8 @@ round = _unary("Round", "Round")  # noqa: A001
 
 # --- binary elementwise ops ---------------------------------------------------------------------
 def _div_grads(x, y, z, g):
+    if x.dtype in _COMPLEX:  # d(x/y) = dx / y - z dy / y
+        return g / conj(y), negative(g) * conj(z) / conj(y)
     return g / y, negative(g) * x / (y * y)
 
 
@@ -191,10 +216,10 @@ def _max_min_grads(compare):
 
 BINARY_OPS = {
     # name -> (allowed types, fn(x, y, z, grad) -> (gx, gy) before summing to shapes, or None)
-    "Add": (_REAL + (dtypes.string,), lambda x, y, z, g: (g, g)),
-    "Sub": (_REAL, lambda x, y, z, g: (g, negative(g))),
-    "Mul": (_REAL, lambda x, y, z, g: (g * y, x * g)),
-    "RealDiv": (_FLOAT, _div_grads),
+    "Add": (_NUMBER + (dtypes.string,), lambda x, y, z, g: (g, g)),
+    "Sub": (_NUMBER, lambda x, y, z, g: (g, negative(g))),
+    "Mul": (_NUMBER, lambda x, y, z, g: (g * conj(y), conj(x) * g)),
+    "RealDiv": (_FLOAT + _COMPLEX, _div_grads),
     "FloorDiv": (_REAL, None),
     "FloorMod": (_REAL, lambda x, y, z, g: (g, negative(g) * floordiv(x, y))),
     "Pow": (_REAL, _pow_grads),
@@ -418,9 +443,9 @@ tensor_util.register_constant_folder("Cast", _fold_cast)
 
 @register_gradient("Cast")
 def _cast_grad(op, grad):
-    src = op.get_attr("SrcT")
-    if src.is_floating and op.get_attr("DstT").is_floating:
-        return [cast(grad, src)]
+    src, dst = op.get_attr("SrcT"), op.get_attr("DstT")
+    if (src.is_floating or src.is_complex) and (dst.is_floating or dst.is_complex):
+        return [cast(grad, src)]  # complex -> real keeps the real part of the gradient
     return [None]
 
 
@@ -432,6 +457,14 @@ def cast(x, dtype, name=None):
     if x.dtype == dtype:
         return x
     return make_tensor("Cast", [x], {"DstT": dtype}, name or "Cast")
+
+
+def to_complex64(x, name="ToComplex64"):
+    return cast(x, dtypes.complex64, name=name)
+
+
+def to_complex128(x, name="ToComplex128"):
+    return cast(x, dtypes.complex128, name=name)
 
 
 def to_float(x, name="ToFloat"):

@@ -27,7 +27,9 @@ REDUCTIONS = ("Sum", "Mean", "Max", "Min", "Prod")
 for _name in REDUCTIONS:
     register_op(_name, inputs=["input: T", "reduction_indices: Tidx"], outputs=["output: T"],
                 attrs={"T": "type", "Tidx": ("type", dtypes.int32), "keep_dims": ("bool", False)},
-                shape_fn=common_shapes.reduction, allowed_types={"T": _REAL})
+                shape_fn=common_shapes.reduction,
+                allowed_types={"T": math_ops._NUMBER if _name in ("Sum", "Mean", "Prod")
+                               else _REAL})
 for _name in ("All", "Any"):
     register_op(_name, inputs=["input: bool", "reduction_indices: Tidx"], outputs=["output: bool"],
                 attrs={"Tidx": ("type", dtypes.int32), "keep_dims": ("bool", False)},

@@ -56,9 +56,12 @@ def test_python_types_and_aliases():
     assert tf.as_dtype("double") is tf.float64
     assert tf.as_dtype("half") is tf.float16
     assert tf.half is tf.float16 and tf.double is tf.float64
+    assert tf.as_dtype(complex) is tf.complex128
+    assert tf.as_dtype("complex64") is tf.complex64 and tf.as_dtype(np.uint64) is tf.uint64
 
 
-@pytest.mark.parametrize("bad", ["float33", "complex64", object(), np.complex64, 12345])
+@pytest.mark.parametrize("bad", ["float33", "complex32", object(), np.timedelta64, np.datetime64,
+                                 12345])
 def test_as_dtype_rejects_unknown_values(bad):
     with pytest.raises(TypeError):
         tf.as_dtype(bad)
