@@ -3,14 +3,14 @@
 DistributedOptimizer wraps any tf.train.Optimizer: compute_gradients computes this rank's
 gradients and reduces them over every rank (averaged by default) before apply_gradients
 applies them, so every rank takes the same step. Sparse gradients (IndexedSlices, from
-embedding lookups) are allgathered unless sparse_as_dense. backward_passes_per_step must be
-1 (local gradient accumulation is not built: a collective cannot run inside a tf.cond branch
-here).
+embedding lookups) are allgathered unless sparse_as_dense. With backward_passes_per_step N > 1
+the gradients of N steps are summed locally and reduced and applied once (aggregation.py).
 """
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.horovod import basics
+from tensorweave.horovod.aggregation import LocalAggregation
 from tensorweave.horovod.compression import Compression
 from tensorweave.horovod.mpi_ops import allreduce, broadcast_global_variables
 from tensorweave.train.optimizer import Optimizer
@@ -23,11 +23,7 @@ class DistributedOptimizer(Optimizer):
     def __init__(self, optimizer, name=None, use_locking=False, device_dense="",
                  device_sparse="", compression=Compression.none, sparse_as_dense=False,
                  backward_passes_per_step=1, op=basics.Average,
-                 gradient_predivide_factor=1.0):
-        if int(backward_passes_per_step) != 1:
-            raise ValueError("DistributedOptimizer: backward_passes_per_step > 1 is not "
-                             "supported; accumulate the gradients in the input pipeline "
-                             "(a larger batch) instead")
+                 gradient_predivide_factor=1.0, average_aggregated_gradients=False):
         if gradient_predivide_factor != 1.0 and op != basics.Average:
             raise ValueError("gradient_predivide_factor needs op=hvd.Average")
         super().__init__(use_locking, name or f"Distributed{type(optimizer).__name__}")
@@ -36,10 +32,21 @@ class DistributedOptimizer(Optimizer):
         self._sparse_as_dense = sparse_as_dense
         self._op = op
         self._predivide = gradient_predivide_factor
+        self._aggregation = None
+        if backward_passes_per_step != 1:
+            self._aggregation = LocalAggregation(backward_passes_per_step,
+                                                 average_aggregated_gradients,
+                                                 self._reduce_one, self._name)
 
     def compute_gradients(self, *args, **kwargs):
-        """The wrapped optimizer's gradients, reduced over every rank."""
+        """The wrapped optimizer's gradients, reduced over every rank (every
+        backward_passes_per_step-th call's accumulated sums, with local aggregation)."""
         grads_and_vars = self._optimizer.compute_gradients(*args, **kwargs)
+        if self._aggregation is not None:
+            if self._sparse_as_dense:
+                grads_and_vars = [(convert_to_tensor(g) if isinstance(g, IndexedSlices) else g,
+                                   v) for g, v in grads_and_vars]
+            return self._aggregation.compute_gradients(grads_and_vars)
         if basics.size() == 1:
             return grads_and_vars
         reduced = []
@@ -52,6 +59,9 @@ class DistributedOptimizer(Optimizer):
                 reduced.append((grad, var))
         return reduced
 
+    def _reduce_one(self, grad):
+        return grad if basics.size() == 1 else self._reduce(grad)
+
     def _reduce(self, grad):
         if self._predivide == 1.0:
             return allreduce(grad, op=self._op, compression=self._compression)
@@ -60,8 +70,13 @@ class DistributedOptimizer(Optimizer):
                          prescale_factor=1.0 / self._predivide,
                          postscale_factor=self._predivide / basics.size())
 
-    def apply_gradients(self, *args, **kwargs):
-        return self._optimizer.apply_gradients(*args, **kwargs)
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        if self._aggregation is None:
+            return self._optimizer.apply_gradients(grads_and_vars, global_step, name)
+        grads_and_vars = list(grads_and_vars)
+        return self._aggregation.apply_gradients(
+            lambda: self._optimizer.apply_gradients(grads_and_vars, global_step, name),
+            grads_and_vars, global_step)
 
     def get_slot(self, *args, **kwargs):
         return self._optimizer.get_slot(*args, **kwargs)

@@ -37,7 +37,7 @@ class FunctionPlan:
         part.fetches = list(func.outputs)
         plan = executor.PartitionPlan(part, resource_manager, func.outputs)
         for node in plan.nodes:
-            if node.execution == executor.ASYNC:
+            if node.execution == executor.ASYNC and not node.op_type.startswith("Collective"):
                 raise errors.UnimplementedError(
                     None, node.op, f"{node.label}: asynchronous ops cannot run inside the "
                     f"body of function {func.name}")
@@ -59,8 +59,31 @@ class FunctionPlan:
         for node in [n for n in self.nodes if n.op_type == "Const"]:
             self.template[node.output_slots[0]] = node.compute(**node.kwargs)
             self.nodes.remove(node)
-        self.steps = [(node.compute, node.input_slots, node.output_slots, node.single,
+        self.steps = [(_waiting(node.compute) if node.execution == executor.ASYNC else
+                       node.compute, node.input_slots, node.output_slots, node.single,
                        node.kwargs, node.needs_step) for node in self.nodes]
+
+
+def _waiting(compute):
+    """An asynchronous kernel run inline: start it and wait for its completion.
+
+    Only collectives are let in (FunctionPlan): they complete through the job's communicator,
+    never through other ops of this step, so the wait cannot deadlock the step's threads; the
+    peers' timeout and the step's cancellation (a deadline, Session.close) both end it."""
+    def run(step, *args, **kwargs):
+        finished = threading.Event()
+        outcome = {}
+
+        def done(result, error=None):
+            outcome["result"], outcome["error"] = result, error
+            finished.set()
+
+        compute(step, *args, done=done, **kwargs)
+        finished.wait()
+        if outcome["error"] is not None:
+            raise outcome["error"]
+        return outcome["result"]
+    return run
 
 
 def plan_for(func, resource_manager, device):

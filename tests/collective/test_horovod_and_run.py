@@ -51,7 +51,7 @@ def test_horovod_api_on_two_ranks_native():
     assert result.returncode == 0, result.stdout + result.stderr
     found = results([(0, result.stdout)])
     assert sorted(found) == [0, 1]
-    assert all(r["checks"] == ["ops", "dense", "sparse", "hook", "join"] and r["mpi"] is False
+    assert all(r["checks"] == ["ops", "dense", "aggregation", "sparse", "hook", "join"] and r["mpi"] is False
                for r in found.values())
     assert any(line.startswith("[1] RESULT") for line in result.stdout.splitlines())
 

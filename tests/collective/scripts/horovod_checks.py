@@ -61,6 +61,40 @@ def main():
             close(sess.run(w), -np.array([1.0, -2.0]) * sum_factor / size, 1e-6)
     checks.append("dense")
 
+    # backward_passes_per_step: two passes summed locally (averaged over the passes on
+    # request), reduced and applied once; the global step counts every pass.
+    for average in (False, True):
+        with tf.Graph().as_default():
+            w = tf.Variable([0.0, 0.0], name="w")
+            scale = tf.placeholder(tf.float32, [])
+            loss = tf.reduce_sum(w * tf.constant([1.0, -2.0]) * scale * float(rank + 1))
+            step = tf.train.get_or_create_global_step()
+            optimizer = hvd.DistributedOptimizer(tf.train.GradientDescentOptimizer(1.0),
+                                                 backward_passes_per_step=2,
+                                                 average_aggregated_gradients=average)
+            train = optimizer.minimize(loss, global_step=step)
+            want = -np.array([1.0, -2.0]) * sum_factor / size / (2.0 if average else 1.0)
+            with tf.Session() as sess:
+                sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+                sess.run(train, {scale: 1.0})
+                close(sess.run(w), [0.0, 0.0])
+                assert sess.run(step) == 1
+                sess.run(train, {scale: 2.0})
+                close(sess.run(w), want * 3, 1e-6)
+                for value in (3.0, 4.0):
+                    sess.run(train, {scale: value})
+                close(sess.run(w), want * 10, 1e-5)
+                assert sess.run(step) == 4
+    # A collective inside a tf.cond branch meets its peers (every rank takes the branch).
+    with tf.Graph().as_default():
+        flag = tf.placeholder(tf.bool, [])
+        mine = tf.constant([1.0, 2.0, 3.0]) * float(rank + 1)
+        out = tf.cond(flag, lambda: hvd.allreduce(mine, op=hvd.Sum), lambda: mine * 1.0)
+        with tf.Session() as sess:
+            close(sess.run(out, {flag: True}), np.array([1.0, 2.0, 3.0]) * sum_factor)
+            close(sess.run(out, {flag: False}), np.array([1.0, 2.0, 3.0]) * (rank + 1))
+    checks.append("aggregation")
+
     # Sparse gradients are allgathered (IndexedSlices), or averaged densely on request.
     for sparse_as_dense in (False, True):
         with tf.Graph().as_default():
