@@ -26,7 +26,7 @@ import numpy as np
 
 from tensorweave.cli import demo_cluster, launch, server_command
 from tensorweave.cli import run_command
-from tensorweave.cli import export_command
+from tensorweave.cli import export_command, serve_command
 
 
 def _demo(args):
@@ -106,6 +106,7 @@ def main(argv=None):
     launch.add_parser(commands)
     run_command.add_parser(commands)
     export_command.add_parser(commands)
+    serve_command.add_parser(commands)
     args = parser.parse_args(argv)
     if args.command == "demo":
         return _demo(args)
@@ -117,6 +118,8 @@ def main(argv=None):
         return run_command.run(args)
     if args.command == "export":
         return export_command.run(args)
+    if args.command == "serve":
+        return serve_command.run(args)
     from tensorweave import version
     print(f"tensorweave {version.TENSORWEAVE_VERSION} (the TensorFlow {version.VERSION} API)")
     return 0

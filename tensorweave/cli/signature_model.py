@@ -23,27 +23,12 @@ class SignatureModel:
 
     @classmethod
     def from_saved_model(cls, export_dir, tags=("serve",), signature_key="serving_default"):
-        import tensorweave as tf
-        from tensorweave.train.saved_model import loader
-
-        if not loader.maybe_saved_model_directory(export_dir):
-            raise FileNotFoundError(f"No SavedModel (saved_model.pb or saved_model.pbtxt) in "
-                                    f"{export_dir}")
-        graph = tf.Graph()
-        session = tf.Session(graph=graph)
-        try:
-            meta = loader.load(session, list(tags), export_dir)
-            if signature_key not in meta.signature_def:
-                raise KeyError(f"The SavedModel in {export_dir} has no signature "
-                               f"{signature_key!r}; it has {sorted(meta.signature_def)}")
-            signature = meta.signature_def[signature_key]
-            return cls(session, {key: graph.get_tensor_by_name(info.name)
-                                 for key, info in signature.inputs.items()},
-                       {key: graph.get_tensor_by_name(info.name)
-                        for key, info in signature.outputs.items()}, signature.method_name)
-        except BaseException:
-            session.close()
-            raise
+        signatures = load_saved_model_signatures(export_dir, tags)
+        if signature_key not in signatures:
+            next(iter(signatures.values())).close()
+            raise KeyError(f"The SavedModel in {export_dir} has no signature "
+                           f"{signature_key!r}; it has {sorted(signatures)}")
+        return signatures[signature_key]
 
     @classmethod
     def from_checkpoint(cls, checkpoint, inputs, outputs, meta_graph=None):
@@ -101,6 +86,32 @@ class SignatureModel:
 
     def close(self):
         self.session.close()
+
+
+def load_saved_model_signatures(export_dir, tags=("serve",)):
+    """{signature key: SignatureModel} of a SavedModel's meta graph, all in one session."""
+    import tensorweave as tf
+    from tensorweave.train.saved_model import loader
+
+    if not loader.maybe_saved_model_directory(export_dir):
+        raise FileNotFoundError(f"No SavedModel (saved_model.pb or saved_model.pbtxt) in "
+                                f"{export_dir}")
+    graph = tf.Graph()
+    session = tf.Session(graph=graph)
+    try:
+        meta = loader.load(session, list(tags), export_dir)
+        if not meta.signature_def:
+            raise KeyError(f"The SavedModel in {export_dir} has no signatures")
+        return {key: SignatureModel(session,
+                                    {name: graph.get_tensor_by_name(info.name)
+                                     for name, info in signature.inputs.items()},
+                                    {name: graph.get_tensor_by_name(info.name)
+                                     for name, info in signature.outputs.items()},
+                                    signature.method_name)
+                for key, signature in sorted(meta.signature_def.items())}
+    except BaseException:
+        session.close()
+        raise
 
 
 def _spec(tensor):
