@@ -13,6 +13,8 @@ Needs the `onnx` package: pip install 'tensorweave[onnx]'.
 import os
 import sys
 
+from tensorweave.cli import signature_model
+
 
 def add_parser(commands):
     export = commands.add_parser("export", help="convert a trained inference graph (SavedModel "
@@ -23,10 +25,8 @@ def add_parser(commands):
     source.add_argument("--saved-model", metavar="DIR", help="a tf.saved_model export directory")
     source.add_argument("--checkpoint", metavar="PREFIX",
                         help="a checkpoint prefix (with --inputs and --outputs)")
-    export.add_argument("--tag", action="append", default=None,
-                        help="SavedModel tag of the meta graph (repeatable; default: serve)")
-    export.add_argument("--signature", default="serving_default",
-                        help="SignatureDef key of the SavedModel (default: serving_default)")
+    signature_model.add_saved_model_arguments(
+        export, "SignatureDef key of the SavedModel (default: serving_default)")
     export.add_argument("--meta-graph", default=None,
                         help="the checkpoint's meta graph (default: PREFIX.meta)")
     export.add_argument("--inputs", default="",
@@ -38,13 +38,12 @@ def add_parser(commands):
 
 def load_model(args):
     """The SignatureModel the arguments name (a SavedModel or a checkpoint)."""
-    from tensorweave.cli.signature_model import SignatureModel
-
+    model_class = signature_model.SignatureModel
     if args.saved_model:
-        return SignatureModel.from_saved_model(args.saved_model, tuple(args.tag or ["serve"]),
-                                               args.signature)
-    return SignatureModel.from_checkpoint(args.checkpoint, _split(args.inputs),
-                                          _split(args.outputs), args.meta_graph)
+        return model_class.from_saved_model(args.saved_model, tuple(args.tag or ["serve"]),
+                                            args.signature)
+    return model_class.from_checkpoint(args.checkpoint, _split(args.inputs),
+                                       _split(args.outputs), args.meta_graph)
 
 
 def _split(text):

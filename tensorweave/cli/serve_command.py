@@ -17,6 +17,8 @@ import signal
 import sys
 import threading
 
+from tensorweave.cli import signature_model
+
 DEFAULT_MAX_BODY_BYTES = 64 << 20
 
 
@@ -30,10 +32,8 @@ def add_parser(commands):
                        help="interface to listen on (default: loopback only)")
     serve.add_argument("--model-name", default="default",
                        help="the NAME in /v1/models/NAME (default: default, as TF Serving)")
-    serve.add_argument("--tag", action="append", default=None,
-                       help="SavedModel tag of the meta graph (repeatable; default: serve)")
-    serve.add_argument("--signature", default="serving_default",
-                       help="signature used when a request names none")
+    signature_model.add_saved_model_arguments(
+        serve, "the signature used when a request names none (default: serving_default)")
     serve.add_argument("--auth-token-file", default=None,
                        help="file holding the token requests must carry as 'Authorization: "
                        "Bearer TOKEN' (default: $TENSORWEAVE_AUTH_TOKEN; none: no check)")
@@ -73,7 +73,6 @@ def build_server(args):
     import http.server
 
     from tensorweave.cli import serving_http
-    from tensorweave.cli.signature_model import load_saved_model_signatures
 
     if args.max_body_bytes <= 0:
         raise ValueError(f"--max-body-bytes must be positive, got {args.max_body_bytes}")
@@ -81,7 +80,7 @@ def build_server(args):
         raise ValueError(f"--port must be in 0..65535, got {args.port}")
     token = _token(args)
     path, version = resolve_version(args.model_dir)
-    signatures = load_saved_model_signatures(path, tuple(args.tag or ["serve"]))
+    signatures = signature_model.load_saved_model_signatures(path, tuple(args.tag or ["serve"]))
     try:
         service = serving_http.ModelService(args.model_name, version, signatures,
                                             args.signature, token, args.max_body_bytes)

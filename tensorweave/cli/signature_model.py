@@ -9,6 +9,13 @@ import os
 import numpy as np
 
 
+def add_saved_model_arguments(parser, signature_help):
+    """--tag and --signature, as `export` and `serve` both take them."""
+    parser.add_argument("--tag", action="append", default=None,
+                        help="SavedModel tag of the meta graph (repeatable; default: serve)")
+    parser.add_argument("--signature", default="serving_default", help=signature_help)
+
+
 class SignatureModel:
     """A session holding the model; `inputs`/`outputs` map signature keys to graph Tensors."""
 

@@ -9,6 +9,7 @@ import numpy as np
 import tensorweave as tf
 from tensorweave.data import mnist as mnist_data
 from tests.mnist_data import MNIST_DIR
+from tests.test_lenet import _lenet as lenet  # the LeNet that reaches 0.97 on MNIST
 
 TRAIN_STEPS = 3
 BATCH = 32
@@ -39,15 +40,6 @@ def mlp(images):
         hidden = tf.nn.relu(tf.matmul(hidden, weights) + bias)
     return tf.matmul(hidden, tf.get_variable("w_out", [64, 10])) + \
         tf.get_variable("b_out", [10], initializer=tf.zeros_initializer())
-
-
-def lenet(images):
-    hidden = tf.reshape(images, [-1, 28, 28, 1])
-    for filters in (32, 64):
-        hidden = tf.layers.conv2d(hidden, filters, 5, padding="same", activation=tf.nn.relu)
-        hidden = tf.layers.max_pooling2d(hidden, 2, 2)
-    hidden = tf.layers.dense(tf.layers.flatten(hidden), 1024, activation=tf.nn.relu)
-    return tf.layers.dense(hidden, 10)
 
 
 MODELS = {"softmax": softmax_regression, "mlp": mlp, "lenet": lenet}
