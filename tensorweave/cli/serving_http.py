@@ -275,6 +275,8 @@ def make_handler(service):
                 return json.loads(body)
             except (UnicodeDecodeError, ValueError) as exc:
                 raise RequestError(f"the request body is not valid JSON: {exc}") from None
+            except RecursionError:
+                raise RequestError("the request body nests too deeply") from None
 
         def do_GET(self):  # noqa: N802 - http.server's naming
             self._handle("GET")

@@ -50,6 +50,10 @@ ROWS = [
     ("squeeze_expand_dims", [2, 1, 3], lambda x: tf.expand_dims(tf.squeeze(x, [1]), 0)),
     ("stack_shape_dynamic_reshape", [3, 2, 2],
      lambda x: tf.reshape(x, tf.stack([tf.gather(tf.shape(x), 0), -1]))),
+    ("strided_slice_shape_index", [3, 2, 2], lambda x: tf.reshape(x, [tf.shape(x)[0], -1])),
+    ("strided_slice_steps", [5, 6, 4], lambda x: x[1:, ::2, -3:-1]),
+    ("strided_slice_reverse_shrink", [5, 6, 4], lambda x: x[::-1, 2, -1]),
+    ("strided_slice_last_row", [5, 3], lambda x: x[-1] + x[1:-1:2, 0:1]),
     ("argmin_int32_cast", [4, 5],
      lambda x: tf.cast(tf.argmin(x, 1, output_type=tf.int32), tf.float32)),
     ("add_n", [3, 3], lambda x: tf.add_n([x, x * 2, tf.nn.softplus(x)])),
@@ -70,3 +74,14 @@ def test_rule_matches_tensorweave(shape, build):
     (got,) = runtime.run(None, {"x": value})
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_ellipsis_slices_fail_naming_the_node():
+    from tensorweave.framework.onnx_export import UnsupportedOpError
+
+    x = tf.placeholder(tf.float32, [None, 3, 4], name="x")
+    out = tf.identity(x[..., 0], name="out")
+    with pytest.raises(UnsupportedOpError, match=r"StridedSlice node 'strided_slice.*'\.\.\.'"):
+        graph_def_to_onnx(tf.get_default_graph().as_graph_def(),
+                          [("x", x.name, tf.float32, [None, 3, 4])],
+                          [("out", out.name, tf.float32, [None, 3])])

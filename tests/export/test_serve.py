@@ -142,6 +142,8 @@ def test_bad_requests_answer_400_naming_the_problem(served, body, status, words)
 
 def test_bad_json_unknown_models_versions_and_methods(served):
     assert _call(served.url + ":predict", raw=b"{not json")[0] == 400
+    status, body = _call(served.url + ":predict", raw=b"[" * 100_000 + b"]" * 100_000)
+    assert status == 400 and "nests too deeply" in body["error"]
     root = served.url.rsplit("/", 1)[0]
     for path in ("/other", "/other:predict", "/mnist/versions/1", "/..%2F..%2Fetc%2Fpasswd",
                  "/mnist/../../etc/passwd"):

@@ -254,6 +254,42 @@ def _gather(ctx, node):
     return [ctx.add("Gather", [ctx.input(node, 0), ctx.input(node, 1)], node.name, axis=axis)]
 
 
+def _mask(node, key):
+    value = _attr(node, key)
+    return int(value.i) if value is not None else 0
+
+
+def _strided_slice(ctx, node):
+    """Slice over the leading dims the spec names, then Squeeze the shrunk ones (no ellipsis or
+    new axes: those fail naming the node)."""
+    begin, end = _axes(ctx, node, 1, "begin"), _axes(ctx, node, 2, "end")
+    strides = _axes(ctx, node, 3, "strides")
+    if _mask(node, "ellipsis_mask") or _mask(node, "new_axis_mask"):
+        raise UnsupportedOpError(f"StridedSlice node {node.name!r}: '...' and tf.newaxis in a "
+                                 "slice do not export; index every dimension explicitly")
+    huge = np.iinfo(np.int64).max
+    starts, ends, shrunk = [], [], []
+    for axis, (first, last, step) in enumerate(zip(begin, end, strides)):
+        forward = step > 0
+        if _mask(node, "begin_mask") >> axis & 1:
+            first = 0 if forward else huge
+        if _mask(node, "end_mask") >> axis & 1:
+            last = huge if forward else -huge
+        if _mask(node, "shrink_axis_mask") >> axis & 1:
+            last, step = (first + 1 if first != -1 else huge), 1
+            shrunk.append(axis)
+        starts.append(first)
+        ends.append(last)
+    sliced = ctx.add("Slice", [ctx.input(node, 0), ctx.int64s(starts, node.name + "/starts"),
+                               ctx.int64s(ends, node.name + "/ends"),
+                               ctx.int64s(range(len(starts)), node.name + "/axes"),
+                               ctx.int64s(strides, node.name + "/steps")],
+                     node.name + ("/sliced" if shrunk else ""))
+    if not shrunk:
+        return [sliced]
+    return [ctx.add("Squeeze", [sliced, ctx.int64s(shrunk, node.name + "/shrunk")], node.name)]
+
+
 RULES = {
     "Identity": _passthrough, "StopGradient": _passthrough, "PreventGradient": _passthrough,
     "Snapshot": _passthrough, "CheckNumerics": _passthrough,
@@ -272,6 +308,7 @@ RULES = {
     "MaxPool": _pool("MaxPool"), "AvgPool": _pool("AveragePool"),
     "Reshape": _reshape, "ConcatV2": _concat, "Pack": _pack, "Transpose": _transpose,
     "Squeeze": _squeeze, "ExpandDims": _expand_dims, "Shape": _shape, "GatherV2": _gather,
+    "StridedSlice": _strided_slice,
     "Mean": _reduce("ReduceMean"), "Sum": _reduce("ReduceSum"), "Max": _reduce("ReduceMax"),
     "Min": _reduce("ReduceMin"), "Prod": _reduce("ReduceProd"),
     "ArgMax": _arg_max("ArgMax"), "ArgMin": _arg_max("ArgMin"), "Cast": _cast,
