@@ -217,6 +217,9 @@ def make_handler(service):
 
         def _reply(self, status, body):
             data = json.dumps(body).encode("utf-8")
+            if self._body_pending:
+                # An unread body would be parsed as the next request: end the connection.
+                self.close_connection = True
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -235,9 +238,10 @@ def make_handler(service):
                                                                           given.strip())
 
         def _handle(self, method):
+            self._body_pending = bool(self.headers.get("Transfer-Encoding")) or \
+                (self.headers.get("Content-Length") or "0").strip() != "0"
             try:
                 if not self._authorized():
-                    self.close_connection = True  # the body, if any, stays unread
                     raise RequestError("missing or wrong token: send 'Authorization: Bearer "
                                        "TOKEN' with the server's --auth-token-file token", 401)
                 rest = service.route(self.path)
@@ -248,7 +252,6 @@ def make_handler(service):
                                                      service.signatures))
                 if method == "POST" and rest == ":predict":
                     return self._reply(200, service.predict(self._json_body()))
-                self.close_connection = True
                 raise RequestError(f"{method} is not allowed on {self.path!r}", 405)
             except RequestError as exc:
                 self._reply(exc.status, {"error": str(exc)})
@@ -258,22 +261,19 @@ def make_handler(service):
         def _json_body(self):
             length = self.headers.get("Content-Length")
             if self.headers.get("Transfer-Encoding") or length is None:
-                self.close_connection = True
                 raise RequestError("send the body with a Content-Length (no chunked "
                                    "transfer encoding)", 411)
             try:
                 size = int(length)
             except ValueError:
-                self.close_connection = True
                 raise RequestError(f"bad Content-Length {length!r}") from None
             if size < 0 or size > service.max_body_bytes:
-                self.close_connection = True
                 raise RequestError(f"request body of {size} bytes exceeds the limit of "
                                    f"{service.max_body_bytes} (--max-body-bytes)", 413)
             body = self.rfile.read(size)
             if len(body) != size:
-                self.close_connection = True
                 raise RequestError("the request body ended early")
+            self._body_pending = False
             try:
                 return json.loads(body)
             except (UnicodeDecodeError, ValueError) as exc:
@@ -288,7 +288,6 @@ def make_handler(service):
             self._handle("POST")
 
         def do_PUT(self):  # noqa: N802
-            self.close_connection = True
             self._handle("PUT")
 
         do_DELETE = do_PUT  # noqa: N815

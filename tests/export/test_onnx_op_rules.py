@@ -57,6 +57,8 @@ ROWS = [
     ("argmin_int32_cast", [4, 5],
      lambda x: tf.cast(tf.argmin(x, 1, output_type=tf.int32), tf.float32)),
     ("add_n", [3, 3], lambda x: tf.add_n([x, x * 2, tf.nn.softplus(x)])),
+    ("sum_over_no_axes_and_default", [2, 3],
+     lambda x: tf.reduce_sum(x, []) * tf.placeholder_with_default(2.0, [])),
 ]
 
 
@@ -85,3 +87,27 @@ def test_ellipsis_slices_fail_naming_the_node():
         graph_def_to_onnx(tf.get_default_graph().as_graph_def(),
                           [("x", x.name, tf.float32, [None, 3, 4])],
                           [("out", out.name, tf.float32, [None, 3])])
+
+
+def test_an_output_named_like_a_node_it_needs_keeps_its_name():
+    # The TF node 'out' feeds the output named 'out': names are reserved before the walk.
+    x = tf.placeholder(tf.float32, [None, 2], name="x")
+    wanted = tf.nn.relu(tf.multiply(x, 10.0, name="out") - 15.0, name="relu")
+    model = graph_def_to_onnx(tf.get_default_graph().as_graph_def(),
+                              [("x", x.name, tf.float32, [None, 2])],
+                              [("out", wanted.name, tf.float32, [None, 2])])
+    runtime = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    value = np.array([[-1.0, 2.0]], np.float32)
+    np.testing.assert_array_equal(runtime.run(None, {"x": value})[0], [[0.0, 5.0]])
+
+
+def test_a_placeholder_outside_the_inputs_is_named():
+    from tensorweave.framework.onnx_export import UnsupportedOpError
+
+    x = tf.placeholder(tf.float32, [None, 2], name="x")
+    keep = tf.placeholder(tf.float32, [], name="keep_prob")
+    out = tf.multiply(x, keep, name="out")
+    with pytest.raises(UnsupportedOpError, match=r"\['keep_prob'\]"):
+        graph_def_to_onnx(tf.get_default_graph().as_graph_def(),
+                          [("x", x.name, tf.float32, [None, 2])],
+                          [("y", out.name, tf.float32, [None, 2])])

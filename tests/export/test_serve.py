@@ -3,6 +3,7 @@ client (urllib): a server subprocess of the CLI (auth token, versioned model dir
 limit, SIGTERM) and an in-process server for a two-input model. Predictions equal what
 tensorweave computes for the same SavedModel in this process."""
 import concurrent.futures
+import http.client
 import json
 import os
 import re
@@ -150,6 +151,26 @@ def test_bad_json_unknown_models_versions_and_methods(served):
         status, body = _call(root + path)
         assert status == 404 and "error" in body, (path, body)
     assert _call(served.url, body={"instances": []})[0] == 405  # POST on the status URL
+
+
+def test_keep_alive_and_no_desync_after_a_refused_body(served):
+    host, port = re.match(r"http://([^:]+):(\d+)/", served.url).groups()
+    connection = http.client.HTTPConnection(host, int(port), timeout=20)
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    body = json.dumps({"instances": [[0.25] * 784]})
+    try:
+        for _ in range(2):  # one connection, two answers
+            connection.request("POST", "/v1/models/mnist:predict", body, headers)
+            response = connection.getresponse()
+            assert response.status == 200 and "predictions" in json.loads(response.read())
+            assert response.getheader("Connection") != "close"
+        # Refused before its body was read: the body must not be parsed as the next request.
+        connection.request("POST", "/v1/models/other:predict", body, headers)
+        response = connection.getresponse()
+        assert response.status == 404 and response.getheader("Connection") == "close"
+        response.read()
+    finally:
+        connection.close()
 
 
 def test_token_is_required_and_checked(served):

@@ -57,6 +57,9 @@ class ConversionContext:
         self.initializers = []
         self._taken = set()
 
+    def reserve(self, names):
+        self._taken.update(names)
+
     def unique(self, base):
         name, count = base, 0
         while name in self._taken:
@@ -162,12 +165,19 @@ def graph_def_to_onnx(graph_def, inputs, outputs, graph_name="tensorweave"):
         hint = ""
         if set(missing) & {"VariableV2", "VarHandleOp", "ReadVariableOp", "Variable"}:
             hint = " (variables must be frozen first: graph_util.convert_variables_to_constants)"
+        elif "Placeholder" in missing:
+            hint = (" (a Placeholder the outputs need is not among the inputs: "
+                    f"{sorted(n.name for n in nodes if n.op == 'Placeholder')})")
         raise UnsupportedOpError(f"ONNX export has no rule for the op types {missing}{hint}; "
                                  f"supported: {sorted(RULES)}")
+    names = [name for name, _, _, _ in inputs] + [name for name, _, _, _ in outputs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"ONNX input and output names must differ; got {names}")
     ctx = ConversionContext(onnx)
+    ctx.reserve(names)  # so no intermediate value takes an input's or output's name
     graph_inputs = []
     for onnx_name, tf_name, dtype, shape in inputs:
-        ctx.values[tensor_name(tf_name)] = ctx.unique(onnx_name)
+        ctx.values[tensor_name(tf_name)] = onnx_name
         graph_inputs.append(helper.make_tensor_value_info(onnx_name, onnx_elem_type(onnx, dtype),
                                                           _dims(shape)))
     for node in nodes:
@@ -182,7 +192,7 @@ def graph_def_to_onnx(graph_def, inputs, outputs, graph_name="tensorweave"):
     graph_outputs = []
     for onnx_name, tf_name, dtype, shape in outputs:
         source = ctx.value(tf_name, f"output {onnx_name!r}")
-        ctx.nodes.append(helper.make_node("Identity", [source], [ctx.unique(onnx_name)],
+        ctx.nodes.append(helper.make_node("Identity", [source], [onnx_name],
                                           name=ctx.unique(f"{onnx_name}/output")))
         graph_outputs.append(helper.make_tensor_value_info(onnx_name, onnx_elem_type(onnx, dtype),
                                                            _dims(shape)))

@@ -186,9 +186,11 @@ def _axes(ctx, node, index, what="axes"):
 
 def _reduce(onnx_op):
     def rule(ctx, node):
-        axes = ctx.int64s(_axes(ctx, node, 1), node.name + "/axes")
-        return [ctx.add(onnx_op, [ctx.input(node, 0), axes], node.name,
-                        keepdims=int(_flag(node, "keep_dims")))]
+        axes = _axes(ctx, node, 1)
+        if not axes.size:  # TF reduces over nothing; ONNX would reduce over everything
+            return [ctx.add("Identity", [ctx.input(node, 0)], node.name)]
+        return [ctx.add(onnx_op, [ctx.input(node, 0), ctx.int64s(axes, node.name + "/axes")],
+                        node.name, keepdims=int(_flag(node, "keep_dims")))]
     return rule
 
 
@@ -293,6 +295,7 @@ def _strided_slice(ctx, node):
 RULES = {
     "Identity": _passthrough, "StopGradient": _passthrough, "PreventGradient": _passthrough,
     "Snapshot": _passthrough, "CheckNumerics": _passthrough,
+    "PlaceholderWithDefault": _passthrough,  # not fed: its default (input 0) flows
     "Add": _same_op("Add"), "AddV2": _same_op("Add"), "BiasAdd": _bias_add,
     "Sub": _same_op("Sub"), "Mul": _same_op("Mul"), "RealDiv": _same_op("Div"),
     "Maximum": _same_op("Max"), "Minimum": _same_op("Min"), "Pow": _same_op("Pow"),
