@@ -10,7 +10,8 @@ http://HOST:PORT/v1/models/NAME"), runs until SIGINT/SIGTERM and exits 0.
 
 Security (README "Security"), as `tensorweave server`: it listens on loopback unless --host
 names another interface; --auth-token-file FILE (or $TENSORWEAVE_AUTH_TOKEN) makes every
-request carry 'Authorization: Bearer TOKEN'; bodies above --max-body-bytes are refused unread.
+request carry 'Authorization: Bearer TOKEN'; bodies above --max-body-bytes are refused unread;
+at most --max-connections connections are served at once (each idle one for 30 s at most).
 """
 import os
 import signal
@@ -20,6 +21,7 @@ import threading
 from tensorweave.cli import signature_model
 
 DEFAULT_MAX_BODY_BYTES = 64 << 20
+DEFAULT_MAX_CONNECTIONS = 256
 
 
 def add_parser(commands):
@@ -39,6 +41,9 @@ def add_parser(commands):
                        "Bearer TOKEN' (default: $TENSORWEAVE_AUTH_TOKEN; none: no check)")
     serve.add_argument("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES,
                        help="largest request body accepted (default 64 MiB)")
+    serve.add_argument("--max-connections", type=int, default=DEFAULT_MAX_CONNECTIONS,
+                       help="open connections served at once (a thread each); more get 503 "
+                       f"(default {DEFAULT_MAX_CONNECTIONS})")
     return serve
 
 
@@ -69,9 +74,7 @@ def _token(args):
 
 
 def build_server(args):
-    """(ThreadingHTTPServer bound as the arguments say, its serving_http.ModelService)."""
-    import http.server
-
+    """(serving_http.BoundedHTTPServer bound as the arguments say, its ModelService)."""
     from tensorweave.cli import serving_http
 
     if args.max_body_bytes <= 0:
@@ -84,12 +87,12 @@ def build_server(args):
     try:
         service = serving_http.ModelService(args.model_name, version, signatures,
                                             args.signature, token, args.max_body_bytes)
-        server = http.server.ThreadingHTTPServer((args.host, args.port),
-                                                 serving_http.make_handler(service))
+        server = serving_http.BoundedHTTPServer((args.host, args.port),
+                                                serving_http.make_handler(service),
+                                                args.max_connections)
     except BaseException:
         next(iter(signatures.values())).close()  # the one session all signatures share
         raise
-    server.daemon_threads = True
     return server, service
 
 

@@ -19,6 +19,7 @@ request becomes a path. Bodies larger than the bound are refused before they are
 import http.server
 import json
 import re
+import threading
 
 import numpy as np
 
@@ -293,6 +294,44 @@ def make_handler(service):
         do_DELETE = do_PUT  # noqa: N815
 
     return Handler
+
+
+class BoundedHTTPServer(http.server.ThreadingHTTPServer):
+    """A thread per connection, at most `max_connections` at once: one more is answered 503
+    and closed at once, so idle or slow clients cannot pile up threads without bound."""
+
+    daemon_threads = True
+
+    def __init__(self, address, handler, max_connections):
+        if max_connections <= 0:
+            raise ValueError(f"--max-connections must be positive, got {max_connections}")
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self.max_connections = max_connections
+        super().__init__(address, handler)
+
+    def process_request(self, request, client_address):
+        if not self._slots.acquire(blocking=False):
+            body = json.dumps({"error": f"the server is at its {self.max_connections} "
+                               "connections (--max-connections); retry later"}).encode()
+            try:
+                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: "
+                                b"application/json\r\nConnection: close\r\nContent-Length: "
+                                + str(len(body)).encode() + b"\r\n\r\n" + body)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
 
 def _status_of(exc):

@@ -3,14 +3,17 @@ client (urllib): a server subprocess of the CLI (auth token, versioned model dir
 limit, SIGTERM) and an in-process server for a two-input model. Predictions equal what
 tensorweave computes for the same SavedModel in this process."""
 import concurrent.futures
+import contextlib
 import http.client
 import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 import types
 import urllib.error
 import urllib.request
@@ -205,12 +208,14 @@ def _two_input_model(export_dir):
                                        {"total": total, "double_a": a * 2.0})
 
 
-@pytest.fixture()
-def two_input_server(tmp_path):
-    _two_input_model(str(tmp_path / "model"))
-    args = types.SimpleNamespace(model_dir=str(tmp_path / "model"), port=0, host="127.0.0.1",
+@contextlib.contextmanager
+def _thread_server(model_dir, **overrides):
+    """`tensorweave serve`'s server for `model_dir`, run on a thread of this process."""
+    args = types.SimpleNamespace(model_dir=model_dir, port=0, host="127.0.0.1",
                                  model_name="pair", tag=None, signature="serving_default",
-                                 auth_token_file=None, max_body_bytes=1 << 20)
+                                 auth_token_file=None, max_body_bytes=1 << 20,
+                                 max_connections=8)
+    vars(args).update(overrides)
     old_token = os.environ.pop("TENSORWEAVE_AUTH_TOKEN", None)
     try:
         server, service = serve_command.build_server(args)
@@ -221,14 +226,40 @@ def two_input_server(tmp_path):
                               daemon=True)
     thread.start()
     try:
-        host, port = server.server_address[:2]
-        assert host == "127.0.0.1"
-        yield f"http://{host}:{port}/v1/models/pair"
+        yield server
     finally:
         server.shutdown()
         server.server_close()
         service.close()
         thread.join(10)
+
+
+@pytest.fixture()
+def two_input_server(tmp_path):
+    _two_input_model(str(tmp_path / "model"))
+    with _thread_server(str(tmp_path / "model")) as server:
+        host, port = server.server_address[:2]
+        assert host == "127.0.0.1"
+        yield f"http://{host}:{port}/v1/models/pair"
+
+
+def test_connections_beyond_the_bound_get_503(tmp_path):
+    _two_input_model(str(tmp_path / "model"))
+    with _thread_server(str(tmp_path / "model"), max_connections=2) as server:
+        address = server.server_address[:2]
+        idle = [socket.create_connection(address, timeout=10) for _ in range(2)]
+        try:
+            time.sleep(0.3)  # both accepted, each holding a slot while it sends nothing
+            status, body = _call(f"http://{address[0]}:{address[1]}/v1/models/pair",
+                                 token=None)
+            assert status == 503 and "--max-connections" in body["error"]
+        finally:
+            for connection in idle:
+                connection.close()
+        deadline = time.monotonic() + 10
+        while _call(f"http://{address[0]}:{address[1]}/v1/models/pair", token=None)[0] != 200:
+            assert time.monotonic() < deadline, "the slots were never released"
+            time.sleep(0.05)
 
 
 def test_two_inputs_in_row_and_columnar_format(two_input_server):
