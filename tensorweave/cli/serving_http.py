@@ -9,13 +9,16 @@ Row format: each instance is one example (an {input: value} object when the sign
 several inputs); the rows are stacked into a batch and each output is split back into rows.
 Columnar format: "inputs" is the whole batch (an {input: value} object for several inputs) and
 "outputs" is each output whole (an object for several outputs). "signature_name" picks a
-signature other than the default. Inputs are numbers or booleans, checked against each
-input's dtype and static shape before anything runs; a bad request answers 400 with
-{"error": "..."} naming the input.
+signature other than the default. Inputs are numbers, booleans or strings ({"b64": "..."} for
+binary ones, and outputs whose key ends in "_bytes" answer so, as in TF Serving), checked
+against each input's dtype and static shape before anything runs; a bad request answers 400
+with {"error": "..."} naming the input.
 
 Requests only name a model and a signature, matched against what was loaded: nothing in a
 request becomes a path. Bodies larger than the bound are refused before they are read.
 """
+import base64
+import binascii
 import http.server
 import json
 import re
@@ -24,6 +27,7 @@ import threading
 import numpy as np
 
 from tensorweave.distributed import security
+from tensorweave.framework import dtypes
 
 _ROUTE = re.compile(r"^/v1/models/(?P<name>[^/:]+)(?:/versions/(?P<version>\d+))?"
                     r"(?P<rest>/metadata|:predict)?$")
@@ -69,10 +73,49 @@ def metadata(name, version, signatures):
             "metadata": {"signature_def": {"signature_def": defs}}}
 
 
+def _nested_shape(key, value):
+    if not isinstance(value, list):
+        return ()
+    shapes = {_nested_shape(key, item) for item in value}
+    if len(shapes) > 1:
+        raise RequestError(f"input {key!r}: not a rectangular array (ragged nesting)")
+    return (len(value),) + (shapes.pop() if shapes else ())
+
+
+def _leaves(value):
+    if isinstance(value, list):
+        for item in value:
+            yield from _leaves(item)
+    else:
+        yield value
+
+
+def _string_array(key, value):
+    """JSON strings (UTF-8) and {"b64": ...} objects (binary, TF Serving's convention) as an
+    object array of bytes."""
+    shape, leaves = _nested_shape(key, value), []
+    for leaf in _leaves(value):
+        if isinstance(leaf, str):
+            leaves.append(leaf.encode("utf-8"))
+        elif isinstance(leaf, dict) and list(leaf) == ["b64"] and isinstance(leaf["b64"], str):
+            try:
+                leaves.append(base64.b64decode(leaf["b64"], validate=True))
+            except binascii.Error as exc:
+                raise RequestError(f"input {key!r}: bad base64 in a b64 value ({exc})") from None
+        else:
+            raise RequestError(f"input {key!r}: expected strings or {{\"b64\": ...}} objects "
+                               f"(dtype string), got {type(leaf).__name__}")
+    array = np.empty(len(leaves), dtype=object)
+    array[:] = leaves
+    return array.reshape(shape)
+
+
 def to_array(key, value, tensor):
     """`value` (JSON) as an array of `tensor`'s dtype and static shape; RequestError naming
     the input otherwise."""
     dtype = tensor.dtype.base_dtype
+    if dtype == dtypes.string:
+        return _check_shape(key, _string_array(key, value), tensor)
     try:
         array = np.asarray(value)
     except ValueError as exc:  # ragged nesting
@@ -95,7 +138,10 @@ def to_array(key, value, tensor):
             raise RequestError(f"input {key!r}: expected numbers (dtype {dtype.name})")
     else:
         raise RequestError(f"input {key!r}: dtype {dtype.name} is not served over JSON here")
-    array = array.astype(dtype.as_numpy_dtype)
+    return _check_shape(key, array.astype(dtype.as_numpy_dtype), tensor)
+
+
+def _check_shape(key, array, tensor):
     shape = tensor.shape
     if shape.ndims is not None:
         expected = shape.as_list()
@@ -122,12 +168,23 @@ def _rows_to_columns(instances, input_keys):
     return columns
 
 
-def _to_json(array):
-    if array.dtype.kind in "SO":
-        return np.vectorize(lambda item: item.decode("utf-8", "replace")
-                            if isinstance(item, bytes) else str(item), otypes=[object])(
-            array).tolist()
-    return array.tolist()
+def _to_json(key, array):
+    """An output as JSON; bytes as UTF-8 text, or {"b64": ...} when the output's key ends in
+    "_bytes" or the bytes are not UTF-8 (TF Serving's convention)."""
+    if array.dtype.kind not in "SO":
+        return array.tolist()
+
+    def text(item):
+        item = item if isinstance(item, bytes) else str(item).encode("utf-8")
+        if not key.endswith("_bytes"):
+            try:
+                return item.decode("utf-8")
+            except UnicodeDecodeError:
+                pass
+        return {"b64": base64.b64encode(item).decode("ascii")}
+
+    return np.vectorize(text, otypes=[object])(array).tolist() if array.size else \
+        array.tolist()
 
 
 def predict(model, request):
@@ -155,13 +212,13 @@ def predict(model, request):
             raise RequestError("the row format needs every output to have one batch "
                                "dimension; use the columnar format (\"inputs\")")
         if len(outputs) == 1:
-            return {"predictions": _to_json(next(iter(outputs.values())))}
-        per_output = {key: _to_json(value) for key, value in outputs.items()}
+            return {"predictions": _to_json(*next(iter(outputs.items())))}
+        per_output = {key: _to_json(key, value) for key, value in outputs.items()}
         return {"predictions": [{key: rows[i] for key, rows in per_output.items()}
                                 for i in range(batch.pop())]}
     if len(outputs) == 1:
-        return {"outputs": _to_json(next(iter(outputs.values())))}
-    return {"outputs": {key: _to_json(value) for key, value in outputs.items()}}
+        return {"outputs": _to_json(*next(iter(outputs.items())))}
+    return {"outputs": {key: _to_json(key, value) for key, value in outputs.items()}}
 
 
 class ModelService:

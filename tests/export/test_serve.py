@@ -2,6 +2,7 @@
 client (urllib): a server subprocess of the CLI (auth token, versioned model directory, body
 limit, SIGTERM) and an in-process server for a two-input model. Predictions equal what
 tensorweave computes for the same SavedModel in this process."""
+import base64
 import concurrent.futures
 import contextlib
 import http.client
@@ -285,3 +286,29 @@ def test_two_input_bad_requests(two_input_server, body, words):
     status, got = _call(two_input_server + ":predict", body, token=None)
     assert status == 400, got
     assert all(word in got["error"] for word in words), got
+
+
+def test_string_inputs_and_binary_outputs(tmp_path):
+    with tf.Graph().as_default():
+        text = tf.placeholder(tf.string, [None], name="text")
+        with tf.Session() as session:
+            tf.saved_model.simple_save(session, str(tmp_path / "model"), {"text": text},
+                                       {"length": tf.strings.length(text),
+                                        "doubled_bytes": tf.strings.join([text, text]),
+                                        "upper": tf.strings.join([text, "!"])})
+    binary = b"\xff\x00z"
+    with _thread_server(str(tmp_path / "model")) as server:
+        url = "http://%s:%d/v1/models/pair:predict" % server.server_address[:2]
+        status, body = _call(url, {"instances": [
+            "h\u00e9", {"b64": base64.b64encode(binary).decode()}]}, token=None)
+        assert status == 200, body
+        first, second = body["predictions"]
+        assert first["length"] == 3 and second["length"] == 3  # bytes, as TF counts
+        assert first["upper"] == "h\u00e9!"
+        assert base64.b64decode(first["doubled_bytes"]["b64"]) == "h\u00e9h\u00e9".encode()
+        assert base64.b64decode(second["upper"]["b64"]) == binary + b"!"  # not UTF-8
+        for bad, words in (([{"b64": "!!not base64"}], ["'text'", "base64"]),
+                           ([3], ["'text'", "strings"]),
+                           ([["a"], "b"], ["'text'", "rectangular"])):
+            status, got = _call(url, {"inputs": bad}, token=None)
+            assert status == 400 and all(word in got["error"] for word in words), got
