@@ -25,6 +25,10 @@ ROWS = [
      lambda x: tf.nn.conv2d(x, _FILTER, [1, 1, 1, 1], "SAME", dilations=[1, 2, 2, 1])),
     ("depthwise", [1, 7, 7, 2],
      lambda x: tf.nn.depthwise_conv2d(x, _DEPTHWISE, [1, 2, 2, 1], "SAME")),
+    ("conv_bias_pool_nchw", [2, 2, 9, 8], lambda x: tf.nn.avg_pool(tf.nn.bias_add(
+        tf.nn.conv2d(x, _FILTER, [1, 1, 2, 2], "SAME", data_format="NCHW"),
+        [0.5, -1.0, 2.0, 0.0], data_format="NCHW"), [1, 1, 3, 2], [1, 1, 2, 2], "SAME",
+        data_format="NCHW")),
     ("max_pool_same_odd", [2, 8, 6, 3], lambda x: tf.nn.max_pool(x, [1, 3, 3, 1], [1, 2, 2, 1],
                                                                  "SAME")),
     ("avg_pool_same_odd", [2, 7, 5, 3], lambda x: tf.nn.avg_pool(x, [1, 2, 3, 1], [1, 2, 2, 1],

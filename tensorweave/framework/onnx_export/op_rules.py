@@ -1,8 +1,8 @@
 """The TF op type -> ONNX rules of the exporter (converter.py walks the graph and calls them).
 
-A rule is `rule(ctx, node) -> [ONNX value of each TF output]`. TF's image ops are NHWC and
-ONNX's are NCHW: a Conv2D or pool is wrapped in Transposes (NHWC->NCHW before, back after) and a
-constant filter is stored already in ONNX's OIHW order. TF's SAME padding puts the odd pixel at
+A rule is `rule(ctx, node) -> [ONNX value of each TF output]`. TF's image ops default to NHWC
+and ONNX's are NCHW: an NHWC Conv2D or pool is wrapped in Transposes (NHWC->NCHW before, back
+after; NCHW ones map directly) and a constant filter is stored already in ONNX's OIHW order. TF's SAME padding puts the odd pixel at
 the end, which is ONNX's auto_pad SAME_UPPER; average pools count only real pixels in both.
 """
 import numpy as np
@@ -45,9 +45,12 @@ def _same_op(onnx_op):
 
 
 def _bias_add(ctx, node):
-    if _text(node, "data_format", "NHWC") != "NHWC":
-        raise UnsupportedOpError(f"BiasAdd node {node.name!r}: only data_format NHWC exports")
-    return [ctx.add("Add", [ctx.input(node, 0), ctx.input(node, 1)], node.name)]
+    bias = ctx.input(node, 1)
+    data_format = _data_format(node)
+    if data_format == "NCHW":  # the bias runs along axis 1: shape it [C, 1, 1] to broadcast
+        bias = ctx.add("Reshape", [bias, ctx.int64s([-1, 1, 1], node.name + "/bias_shape")],
+                       node.name + "/bias_c11")
+    return [ctx.add("Add", [ctx.input(node, 0), bias], node.name)]
 
 
 def _square(ctx, node):
@@ -94,19 +97,29 @@ def _matmul(ctx, node):
     return [ctx.add("MatMul", operands, node.name)]
 
 
+def _data_format(node):
+    data_format = _text(node, "data_format", "NHWC")
+    if data_format not in ("NHWC", "NCHW"):
+        raise UnsupportedOpError(f"{node.op} node {node.name!r}: data_format {data_format!r} "
+                                 "does not export (NHWC or NCHW only)")
+    return data_format
+
+
 def _spatial(node, key):
-    """A 4-long NHWC list attr (strides, ksize, dilations) -> its [H, W] part."""
+    """A 4-long list attr (strides, ksize, dilations) in the node's data format -> [H, W]."""
     value = _attr(node, key)
     values = list(value.list.i) if value is not None else []
     if not values:
         return [1, 1]
-    if _text(node, "data_format", "NHWC") != "NHWC" or len(values) != 4:
-        raise UnsupportedOpError(f"{node.op} node {node.name!r}: only data_format NHWC with "
-                                 f"4-long {key} exports")
-    if values[0] != 1 or values[3] != 1:
+    data_format = _data_format(node)
+    if len(values) != 4:
+        raise UnsupportedOpError(f"{node.op} node {node.name!r}: {key} {values} must have 4 "
+                                 "entries")
+    batch, channel = (0, 3) if data_format == "NHWC" else (0, 1)
+    if values[batch] != 1 or values[channel] != 1:
         raise UnsupportedOpError(f"{node.op} node {node.name!r}: {key} {values} over the batch "
                                  "or channel dimension has no ONNX equivalent")
-    return values[1:3]
+    return values[1:3] if data_format == "NHWC" else values[2:4]
 
 
 def _auto_pad(node):
@@ -118,7 +131,9 @@ def _auto_pad(node):
 
 
 def _in_nchw(ctx, node, onnx_op, inputs, **attrs):
-    """Runs `onnx_op` on NCHW data: Transpose the NHWC input in and the result back out."""
+    """Runs `onnx_op` on NCHW data: an NHWC input is transposed in and the result back out."""
+    if _data_format(node) == "NCHW":
+        return [ctx.add(onnx_op, [ctx.input(node, 0)] + inputs, node.name, **attrs)]
     nchw = ctx.add("Transpose", [ctx.input(node, 0)], node.name + "/to_nchw", perm=NHWC_TO_NCHW)
     result = ctx.add(onnx_op, [nchw] + inputs, node.name + "/nchw", **attrs)
     return [ctx.add("Transpose", [result], node.name, perm=NCHW_TO_NHWC)]
