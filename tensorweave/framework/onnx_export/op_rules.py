@@ -2,8 +2,9 @@
 
 A rule is `rule(ctx, node) -> [ONNX value of each TF output]`. TF's image ops default to NHWC
 and ONNX's are NCHW: an NHWC Conv2D or pool is wrapped in Transposes (NHWC->NCHW before, back
-after; NCHW ones map directly) and a constant filter is stored already in ONNX's OIHW order. TF's SAME padding puts the odd pixel at
-the end, which is ONNX's auto_pad SAME_UPPER; average pools count only real pixels in both.
+after; NCHW ones map directly) and a constant filter is stored already in ONNX's OIHW order.
+TF's SAME padding puts the odd pixel at the end, which is ONNX's auto_pad SAME_UPPER; average
+pools count only real pixels in both.
 """
 import numpy as np
 
