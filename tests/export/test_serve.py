@@ -210,17 +210,21 @@ def _two_input_model(export_dir):
 
 
 @contextlib.contextmanager
-def _thread_server(model_dir, **overrides):
-    """`tensorweave serve`'s server for `model_dir`, run on a thread of this process."""
+def _thread_server(model_dir, environment_token=None, **overrides):
+    """`tensorweave serve`'s server for `model_dir`, run on a thread of this process, built
+    with $TENSORWEAVE_AUTH_TOKEN set to `environment_token` (None: unset)."""
     args = types.SimpleNamespace(model_dir=model_dir, port=0, host="127.0.0.1",
                                  model_name="pair", tag=None, signature="serving_default",
                                  auth_token_file=None, max_body_bytes=1 << 20,
                                  max_connections=8)
     vars(args).update(overrides)
     old_token = os.environ.pop("TENSORWEAVE_AUTH_TOKEN", None)
+    if environment_token:
+        os.environ["TENSORWEAVE_AUTH_TOKEN"] = environment_token
     try:
         server, service = serve_command.build_server(args)
     finally:
+        os.environ.pop("TENSORWEAVE_AUTH_TOKEN", None)
         if old_token is not None:
             os.environ["TENSORWEAVE_AUTH_TOKEN"] = old_token
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
@@ -242,6 +246,14 @@ def two_input_server(tmp_path):
         host, port = server.server_address[:2]
         assert host == "127.0.0.1"
         yield f"http://{host}:{port}/v1/models/pair"
+
+
+def test_the_environment_token_is_required_too(tmp_path):
+    _two_input_model(str(tmp_path / "model"))
+    with _thread_server(str(tmp_path / "model"), environment_token="from-env") as server:
+        url = "http://%s:%d/v1/models/pair" % server.server_address[:2]
+        assert _call(url, token=None)[0] == 401
+        assert _call(url, token="from-env")[0] == 200
 
 
 def test_connections_beyond_the_bound_get_503(tmp_path):
