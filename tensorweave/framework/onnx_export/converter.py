@@ -100,25 +100,27 @@ class ConversionContext:
     def data_inputs(self, node):
         return [name for name in node.input if not name.startswith("^")]
 
-    def add(self, op_type, inputs, base, outputs=1, **attrs):
-        """Emits one ONNX node; returns its output name (or names when outputs > 1)."""
-        names = [self.unique(base if outputs == 1 else f"{base}_{i}") for i in range(outputs)]
-        self.nodes.append(self.onnx.helper.make_node(op_type, list(inputs), names,
+    def add(self, op_type, inputs, base, **attrs):
+        """Emits one single-output ONNX node; returns its output's name."""
+        output = self.unique(base)
+        self.nodes.append(self.onnx.helper.make_node(op_type, list(inputs), [output],
                                                      name=self.unique(f"{base}/{op_type}"),
                                                      **attrs))
-        return names[0] if outputs == 1 else names
+        return output
 
     def int64s(self, values, base):
         return self.initializer(np.asarray(values, dtype=np.int64), base)
 
 
-def _dims(shape):
-    """ONNX value-info dims: a symbolic name per unknown dimension (the checker wants a shape
-    field on every value info, so an unknown rank is refused)."""
+def _dims(value_name, shape):
+    """ONNX value-info dims: a symbolic name per unknown dimension, its own for each value (one
+    name in two places would claim the dims equal); an unknown rank is refused (the checker
+    wants a shape on every graph input and output)."""
     if shape is None:
-        raise UnsupportedOpError("ONNX export needs the rank of every input and output; give "
-                                 "the placeholder a shape")
-    return [d if d is not None and d >= 0 else f"unk_{i}" for i, d in enumerate(shape)]
+        raise UnsupportedOpError(f"ONNX export needs the rank of {value_name!r}; give the "
+                                 "placeholder (or the output) a static rank")
+    return [d if d is not None and d >= 0 else f"{value_name}_dim{i}"
+            for i, d in enumerate(shape)]
 
 
 def _needed_nodes(graph_def, output_names, input_names):
@@ -179,7 +181,7 @@ def graph_def_to_onnx(graph_def, inputs, outputs, graph_name="tensorweave"):
     for onnx_name, tf_name, dtype, shape in inputs:
         ctx.values[tensor_name(tf_name)] = onnx_name
         graph_inputs.append(helper.make_tensor_value_info(onnx_name, onnx_elem_type(onnx, dtype),
-                                                          _dims(shape)))
+                                                          _dims(onnx_name, shape)))
     for node in nodes:
         if node.op == "Const":
             ctx.constants[node.name + ":0"] = tensor_util.make_ndarray(node.attr["value"].tensor)
@@ -195,13 +197,14 @@ def graph_def_to_onnx(graph_def, inputs, outputs, graph_name="tensorweave"):
         ctx.nodes.append(helper.make_node("Identity", [source], [onnx_name],
                                           name=ctx.unique(f"{onnx_name}/output")))
         graph_outputs.append(helper.make_tensor_value_info(onnx_name, onnx_elem_type(onnx, dtype),
-                                                           _dims(shape)))
+                                                           _dims(onnx_name, shape)))
     graph = helper.make_graph(ctx.nodes, graph_name, graph_inputs, graph_outputs,
                               initializer=ctx.initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                               producer_name="tensorweave")
-    # ONNX Runtime releases read IR versions up to the one they shipped with; 8 covers opset 18.
-    model.ir_version = min(model.ir_version, 8)
+    # The onnx package stamps its newest IR version, which older ONNX Runtime releases refuse;
+    # the oldest that carries the opset reads everywhere that opset does.
+    model.ir_version = helper.find_min_ir_version_for(list(model.opset_import))
     onnx.checker.check_model(model)
     return model
 
