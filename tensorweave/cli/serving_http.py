@@ -226,7 +226,7 @@ class ModelService:
 
     def __init__(self, name, version, signatures, default_signature, token, max_body_bytes):
         if default_signature not in signatures:
-            raise KeyError(f"The model has no signature {default_signature!r}; it has "
+            raise ValueError(f"The model has no signature {default_signature!r}; it has "
                            f"{sorted(signatures)}")
         self.name, self.version = name, version
         self.signatures, self.default_signature = signatures, default_signature

@@ -33,7 +33,7 @@ class SignatureModel:
         signatures = load_saved_model_signatures(export_dir, tags)
         if signature_key not in signatures:
             next(iter(signatures.values())).close()
-            raise KeyError(f"The SavedModel in {export_dir} has no signature "
+            raise ValueError(f"The SavedModel in {export_dir} has no signature "
                            f"{signature_key!r}; it has {sorted(signatures)}")
         return signatures[signature_key]
 
@@ -108,7 +108,7 @@ def load_saved_model_signatures(export_dir, tags=("serve",)):
     try:
         meta = loader.load(session, list(tags), export_dir)
         if not meta.signature_def:
-            raise KeyError(f"The SavedModel in {export_dir} has no signatures")
+            raise ValueError(f"The SavedModel in {export_dir} has no signatures")
         return {key: SignatureModel(session,
                                     {name: graph.get_tensor_by_name(info.name)
                                      for name, info in signature.inputs.items()},

@@ -324,3 +324,19 @@ def test_string_inputs_and_binary_outputs(tmp_path):
                            ([["a"], "b"], ["'text'", "rectangular"])):
             status, got = _call(url, {"inputs": bad}, token=None)
             assert status == 400 and all(word in got["error"] for word in words), got
+
+
+def test_serve_refuses_bad_arguments_before_listening(tmp_path, capsys):
+    from tensorweave.cli import main as cli_main
+
+    _two_input_model(str(tmp_path / "model"))
+    for argv, words in ((["--model-dir", str(tmp_path / "absent")], ["No SavedModel"]),
+                        (["--model-dir", str(tmp_path / "model"), "--signature", "nope"],
+                         ["no signature 'nope'", "serving_default"]),
+                        (["--model-dir", str(tmp_path / "model"), "--max-connections", "0"],
+                         ["--max-connections must be positive"]),
+                        (["--model-dir", str(tmp_path / "model"), "--auth-token-file",
+                          str(tmp_path / "no-token")], ["no-token"])):
+        assert cli_main.main(["serve", "--port", "0"] + argv) == 2, argv
+        error = capsys.readouterr().err
+        assert all(word in error for word in words), error
