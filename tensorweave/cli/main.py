@@ -9,6 +9,10 @@
                                                    (launch.py)
   tensorweave run -np N [--as-tensorflow] CMD      run CMD as N ranks of an allreduce job
                                                    (run_command.py)
+  tensorweave export --onnx OUT --saved-model DIR  a trained inference graph as ONNX
+                                                   (export_command.py)
+  tensorweave serve --model-dir DIR --port P       a SavedModel behind TF Serving's REST
+                                                   predict API (serve_command.py)
   tensorweave version
 
 The demo finds MNIST in --data_dir, $TENSORWEAVE_MNIST_DIR, a shared/data/mnist folder beside
@@ -22,6 +26,7 @@ import numpy as np
 
 from tensorweave.cli import demo_cluster, launch, server_command
 from tensorweave.cli import run_command
+from tensorweave.cli import export_command, serve_command
 
 
 def _demo(args):
@@ -100,6 +105,8 @@ def main(argv=None):
     server_command.add_parser(commands)
     launch.add_parser(commands)
     run_command.add_parser(commands)
+    export_command.add_parser(commands)
+    serve_command.add_parser(commands)
     args = parser.parse_args(argv)
     if args.command == "demo":
         return _demo(args)
@@ -109,6 +116,10 @@ def main(argv=None):
         return launch.run(args)
     if args.command == "run":
         return run_command.run(args)
+    if args.command == "export":
+        return export_command.run(args)
+    if args.command == "serve":
+        return serve_command.run(args)
     from tensorweave import version
     print(f"tensorweave {version.TENSORWEAVE_VERSION} (the TensorFlow {version.VERSION} API)")
     return 0
