@@ -37,7 +37,7 @@ from tensorweave.kernels import ctc  # noqa: F401
 from tensorweave.kernels import sparse_serialization  # noqa: F401
 from tensorweave.kernels import collective  # noqa: F401
 from tensorweave.kernels import tensor_array  # noqa: F401
-from tensorweave.kernels import stateless_random  # noqa: F401
+from tensorweave.kernels import stateless_random, stateless_sampling  # noqa: F401
 from tensorweave.kernels import sequence  # noqa: F401
 from tensorweave.kernels import rnn  # noqa: F401
 from tensorweave.kernels import misc  # noqa: F401

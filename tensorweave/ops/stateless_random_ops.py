@@ -35,12 +35,19 @@ def stateless_random_uniform(shape, seed, dtype=dtypes.float32, name=None):
 
 
 def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=dtypes.float32, name=None):
-    """tf.random.stateless_uniform for floating dtypes: U[minval, maxval) samples (maxval
-    defaults to 1) that depend only on `seed` ([2] integers). Integer dtypes are refused."""
+    """tf.random.stateless_uniform: U[minval, maxval) samples (maxval defaults to 1 for floating
+    dtypes) that depend only on `seed` ([2] integers); for int32/int64, integers in
+    [minval, maxval), or over the dtype's whole range with minval and maxval both None."""
     dtype = dtypes.as_dtype(dtype)
+    if dtype.is_integer:
+        from tensorweave.ops import stateless_sampling_ops
+        if minval == 0 and maxval is None:
+            raise ValueError(f"tf.random.stateless_uniform of {dtype.name} needs maxval (or "
+                             "minval=None and maxval=None for the full range)")
+        return stateless_sampling_ops.stateless_uniform_int(shape, seed, minval, maxval, dtype,
+                                                            name)
     if not dtype.is_floating:
-        raise ValueError(f"tf.random.stateless_uniform: dtype {dtype.name} is not supported; "
-                         "use a floating dtype (and cast or floor the samples)")
+        raise ValueError(f"tf.random.stateless_uniform: dtype {dtype.name} is not supported")
     with graph_lib.get_default_graph().name_scope(name or "stateless_random_uniform"):
         sample = stateless_random_uniform(shape, seed, dtype=dtype, name="unit")
         maxval = 1 if maxval is None else maxval

@@ -261,5 +261,7 @@ def test_random_stateless_uniform_range_and_errors():
         got, again = _run([draw, draw])
         np.testing.assert_array_equal(got, again)
         assert -2.0 <= got.min() and got.max() < 3.0 and got.std() > 1.0
-        with pytest.raises(ValueError, match="stateless_uniform: dtype int32"):
-            tf.random.stateless_uniform([2], seed=[1, 2], maxval=5, dtype=tf.int32)
+        with pytest.raises(ValueError, match="stateless_uniform of int32 needs maxval"):
+            tf.random.stateless_uniform([2], seed=[1, 2], dtype=tf.int32)
+        with pytest.raises(ValueError, match="stateless_uniform: dtype string"):
+            tf.random.stateless_uniform([2], seed=[1, 2], dtype=tf.string)
