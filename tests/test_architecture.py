@@ -24,7 +24,7 @@ LAYERS = {
     "distributed": 3, "collective": 3,
     "train": 4, "data": 4, "summary": 4, "layers": 4, "losses": 4, "metrics": 4,
     "feature_column": 4, "distributions": 4,
-    "replicator": 5, "horovod": 5, "mpi": 5,
+    "replicator": 5, "horovod": 5, "mpi": 5, "distribute": 5,
     "contrib": 5,
     "keras": 5,
     "estimator": 5,

@@ -58,6 +58,8 @@ def _safe_div(numerator, denominator):
 def compute_weighted_loss(losses, weights=1.0, scope=None, loss_collection=GraphKeys.LOSSES,
                           reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     Reduction.validate(reduction)
+    # tf.distribute.get_loss_reduction() reads the last reduction a loss used (as TF 1.x).
+    graph_lib.get_default_graph()._last_loss_reduction = reduction
     with _scope(scope, "weighted_loss"):
         losses = convert_to_tensor(losses)
         if not losses.dtype.is_floating:
