@@ -11,7 +11,6 @@ import sys
 REPLACEMENTS = {
     "rnn": "tf.nn.rnn_cell (the cells) and tf.nn.dynamic_rnn / tf.nn.static_rnn",
     "cudnn_rnn": "tf.nn.rnn_cell",
-    "legacy_seq2seq": None,
     "seq2seq": None,
     "grid_rnn": None,
     "recurrent": None,
@@ -54,7 +53,6 @@ REPLACEMENTS = {
     "staging": None,
     "timeseries": None,
     "factorization": None,
-    "crf": None,
     "gan": None,
     "tensor_forest": None,
     "boosted_trees": None,

@@ -1,5 +1,6 @@
 """`tf.contrib.rnn`: TF 1.x's cells, wrappers and RNN drivers under their contrib names, and
-the fused LSTM cells (LSTMBlockCell, LSTMBlockFusedCell). Re-exports only."""
+the fused LSTM cells (LSTMBlockCell, LSTMBlockFusedCell), and contrib's own cells and stacked
+bidirectional RNNs (_rnn_cells.py). Re-exports only."""
 from tensorweave.layers.rnn_cell_impl import (RNNCell, LayerRNNCell, BasicRNNCell,  # noqa: F401
                                               GRUCell, BasicLSTMCell, LSTMCell,
                                               LSTMStateTuple)
@@ -8,3 +9,9 @@ from tensorweave.layers.rnn_cell_wrappers import (MultiRNNCell, DropoutWrapper, 
 from tensorweave.layers.rnn_cell_block import LSTMBlockCell, LSTMBlockFusedCell  # noqa: F401
 from tensorweave.ops.rnn_unrolled import static_rnn, static_bidirectional_rnn  # noqa: F401
 from tensorweave.ops.rnn import dynamic_rnn  # noqa: F401
+from tensorweave.contrib._rnn_cells import (EmbeddingWrapper, GRUBlockCell,  # noqa: F401
+                                           GRUBlockCellV2, HighwayWrapper,
+                                           InputProjectionWrapper, LayerNormBasicLSTMCell,
+                                           OutputProjectionWrapper,
+                                           stack_bidirectional_dynamic_rnn,
+                                           stack_bidirectional_rnn)

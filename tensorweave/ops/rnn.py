@@ -161,22 +161,25 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
         outputs, final_state = _dynamic_loop(cell, nest.pack_like(inputs, flat_inputs)
                                              if isinstance(inputs, (list, tuple, dict))
                                              else flat_inputs[0], state, sequence_length,
-                                             parallel_iterations or 32, what)
+                                             parallel_iterations or 32, what,
+                                             None if dtype is None else dtypes.as_dtype(dtype))
         if not time_major:
             outputs = nest.pack_like(outputs, [_transpose_batch_time(o)
                                                for o in nest.flatten(outputs)])
         return outputs, final_state
 
 
-def _dynamic_loop(cell, inputs, state, sequence_length, parallel_iterations, what):
-    """The loop over time of time-major `inputs`; returns time-major outputs and the state."""
+def _dynamic_loop(cell, inputs, state, sequence_length, parallel_iterations, what,
+                  output_dtype=None):
+    """The loop over time of time-major `inputs`; returns time-major outputs and the state.
+    The outputs have `output_dtype` (dynamic_rnn's dtype, as TF), else the state's type."""
     graph = graph_lib.get_default_graph()
     flat_inputs = nest.flatten(inputs)
     time_steps = array_ops.shape(flat_inputs[0])[0]
     static_time = flat_inputs[0].shape.as_tuple()[0]
     static_batch = flat_inputs[0].shape.as_tuple()[1]
     state_leaves = nest.flatten(state)
-    dtype = state_leaves[0].dtype if state_leaves else flat_inputs[0].dtype
+    dtype = output_dtype or (state_leaves[0].dtype if state_leaves else flat_inputs[0].dtype)
     input_arrays = [TensorArray(x.dtype, size=time_steps, element_shape=x.shape[1:],
                                 name=f"input_{i}").unstack(x)
                     for i, x in enumerate(flat_inputs)]

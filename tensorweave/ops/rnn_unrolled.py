@@ -30,8 +30,9 @@ def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=Non
                  for x in inputs]
         first = nest.flatten(steps[0])
         for x in first:
-            if x.shape.ndims is not None and x.shape.ndims < 2:
-                raise ValueError(f"{what}: each input must have rank >= 2 ([batch, depth]), "
+            # Rank 1 ([batch] symbols) is allowed for cells that embed them (EmbeddingWrapper).
+            if x.shape.ndims is not None and x.shape.ndims < 1:
+                raise ValueError(f"{what}: each input must have rank >= 1 ([batch, ...]), "
                                  f"got {x.name} of shape {x.shape}")
         state = _initial_state(cell, initial_state, _batch_size(first, 0), dtype, what)
         sequence_length = _sequence_length(sequence_length, what)
