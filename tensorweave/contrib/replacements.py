@@ -24,7 +24,6 @@ REPLACEMENTS = {
     "summary": "tf.summary",
     "tensorboard": "tf.summary",
     "deprecated": "tf.summary",
-    "training": "tf.train",
     "hooks": "tf.train's SessionRunHooks",
     "opt": "the optimizers of tf.train",
     "nn": "tf.nn",

@@ -26,3 +26,4 @@ from tensorweave.contrib.layers import (fully_connected, convolution, convolutio
 from tensorweave.contrib import losses  # noqa: F401
 from tensorweave.contrib.framework import variables  # noqa: F401
 from tensorweave.contrib.layers import initializers, regularizers  # noqa: F401
+from tensorweave.contrib.slim import learning  # noqa: F401,E402
