@@ -21,7 +21,6 @@ REPLACEMENTS = {
     "image": "tf.image",
     "lookup": "tf.lookup",
     "summary": "tf.summary",
-    "tensorboard": "tf.summary",
     "deprecated": "tf.summary",
     "hooks": "tf.train's SessionRunHooks",
     "opt": "the optimizers of tf.train",
