@@ -16,7 +16,7 @@ import numpy as np
 
 from tensorweave.feature_column.contrib_columns import as_features
 from tensorweave.data.dataset import Dataset
-from tensorweave.estimator import canned
+from tensorweave.estimator import canned, util
 from tensorweave.estimator.estimator import Estimator as _CoreEstimator
 from tensorweave.estimator.mode_keys import ModeKeys
 from tensorweave.estimator.model_fn import EstimatorSpec
@@ -91,17 +91,9 @@ class ModelFnOps(collections.namedtuple("ModelFnOps", [
 def _contrib_model_fn(model_fn, params, config):
     """A core model_fn around a contrib one (which may take (features, targets[, mode]
     [, params][, config]) and return ModelFnOps or (predictions, loss, train_op))."""
-    accepted = inspect.signature(model_fn).parameters
-
     def core_model_fn(features, labels, mode):
-        kwargs = {}
-        if "mode" in accepted:
-            kwargs["mode"] = mode
-        if "params" in accepted:
-            kwargs["params"] = params
-        if "config" in accepted:
-            kwargs["config"] = config
-        result = model_fn(features, labels, **kwargs)
+        result = model_fn(features, labels, **util.declared_kwargs(
+            model_fn, mode=mode, params=params, config=config))
         if isinstance(result, ModelFnOps):
             return result.estimator_spec()
         if isinstance(result, EstimatorSpec):
