@@ -24,3 +24,4 @@ from tensorweave.estimator.extenders import add_metrics  # noqa: F401
 from tensorweave.estimator import export  # noqa: F401
 from tensorweave.feature_column.parse_spec import (  # noqa: F401
     classifier_parse_example_spec, regressor_parse_example_spec)
+from tensorweave.estimator import contrib_learn as _contrib_learn  # noqa: F401,E402 - provides tf.contrib.learn

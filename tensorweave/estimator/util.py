@@ -44,15 +44,14 @@ def call_input_fn(input_fn, mode, params, config):
     """input_fn() with whichever of mode, params and config it declares."""
     if not callable(input_fn):
         raise TypeError(f"input_fn must be callable, got {input_fn!r}")
-    args = fn_args(input_fn)
-    kwargs = {}
-    if "mode" in args:
-        kwargs["mode"] = mode
-    if "params" in args:
-        kwargs["params"] = params
-    if "config" in args:
-        kwargs["config"] = config
-    return input_fn(**kwargs)
+    return input_fn(**declared_kwargs(input_fn, mode=mode, params=params, config=config))
+
+
+def declared_kwargs(fn, **candidates):
+    """The candidates `fn` declares as arguments (input_fn and model_fn take any of mode,
+    params and config)."""
+    args = fn_args(fn)
+    return {name: value for name, value in candidates.items() if name in args}
 
 
 def parse_input_fn_result(result):

@@ -24,3 +24,7 @@ from tensorweave.contrib.layers.summaries import (summarize_tensor,  # noqa: F40
                                                   summarize_activations, summarize_collection,
                                                   summarize_variables, summarize_weights,
                                                   summarize_biases)
+from tensorweave.feature_column.contrib_columns import (  # noqa: F401,E402
+    real_valued_column, sparse_column_with_keys, sparse_column_with_hash_bucket,
+    sparse_column_with_integerized_feature, one_hot_column, embedding_column,
+    bucketized_column, input_from_feature_columns, infer_real_valued_columns_from_input)
