@@ -257,6 +257,7 @@ from tensorweave.ops.spectral_ops import (fft, ifft, fft2d, ifft2d, fft3d, ifft3
 from tensorweave.ops.math_ops import to_complex64, to_complex128  # noqa: F401,E402
 from tensorweave import signal, spectral  # noqa: F401,E402
 from tensorweave import distribute  # noqa: F401,E402
+from tensorweave.ops import image_transform_ops as _image_transform_ops  # noqa: F401,E402 - ops
 from tensorweave.version import (VERSION, GIT_VERSION, COMPILER_VERSION,  # noqa: F401,E402
                                  GRAPH_DEF_VERSION, GRAPH_DEF_VERSION_MIN_CONSUMER,
                                  GRAPH_DEF_VERSION_MIN_PRODUCER)

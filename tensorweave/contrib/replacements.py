@@ -18,7 +18,6 @@ REPLACEMENTS = {
     "bayesflow": None,
     "keras": "tf.keras",
     "estimator": "tf.estimator",
-    "image": "tf.image",
     "lookup": "tf.lookup",
     "summary": "tf.summary",
     "deprecated": "tf.summary",

@@ -31,6 +31,7 @@ from tensorweave.kernels import segment, special_math  # noqa: F401
 from tensorweave.kernels import space  # noqa: F401
 from tensorweave.kernels import special_functions  # noqa: F401
 from tensorweave.kernels import spectral  # noqa: F401
+from tensorweave.kernels import image_transform  # noqa: F401
 from tensorweave.kernels import sets  # noqa: F401
 from tensorweave.kernels import array_extra  # noqa: F401
 from tensorweave.kernels import ctc  # noqa: F401
