@@ -26,3 +26,6 @@ from tensorweave.data.readers import TFRecordDataset  # noqa: F401
 from tensorweave.data.file_datasets import TextLineDataset, FixedLengthRecordDataset  # noqa: F401
 from tensorweave.data.structure import TensorSpec  # noqa: F401
 from tensorweave.data import experimental  # noqa: F401
+from tensorweave.data.options import Options, ThreadingOptions  # noqa: F401
+from tensorweave.data.cardinality import (INFINITE_CARDINALITY,  # noqa: F401
+                                          UNKNOWN_CARDINALITY)

@@ -11,6 +11,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes
 from tensorweave.framework import tensor_shape
+from tensorweave.data import cardinality
 from tensorweave.data import structure
 from tensorweave.data.dataset import Dataset
 from tensorweave.data.structure import TensorSpec
@@ -33,6 +34,10 @@ class BatchDataset(Dataset):
         self._element_spec = structure.map_structure(
             lambda spec: TensorSpec(tensor_shape.TensorShape([dim]).concatenate(spec.shape),
                                     spec.dtype), input_dataset.element_spec)
+
+    def _cardinality(self, ctx):
+        return cardinality.of_batches(self._inputs[0]._cardinality(ctx),
+                                      int(ctx.value(self._batch_size)), self._drop_remainder)
 
     def _elements(self, ctx):
         size = int(ctx.value(self._batch_size))
@@ -109,6 +114,10 @@ class PaddedBatchDataset(Dataset):
         self._element_spec = structure.pack_as(spec_nest, [
             TensorSpec([dim] + dims, spec.dtype) for spec, (_, dims) in
             zip(in_specs, self._padded)])
+
+    def _cardinality(self, ctx):
+        return cardinality.of_batches(self._inputs[0]._cardinality(ctx),
+                                      int(ctx.value(self._batch_size)), self._drop_remainder)
 
     def _elements(self, ctx):
         size = int(ctx.value(self._batch_size))

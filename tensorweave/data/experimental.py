@@ -9,3 +9,9 @@ from tensorweave.data.experimental_ops import (Counter, RandomDataset,  # noqa: 
                                                unbatch, map_and_batch, shuffle_and_repeat,
                                                parallel_interleave, prefetch_to_device,
                                                copy_to_device, get_single_element)
+from tensorweave.data.options import (ThreadingOptions, OptimizationOptions,  # noqa: F401
+                                      DistributeOptions, AutoShardPolicy, ExternalStatePolicy,
+                                      AutotuneOptions, AutotuneAlgorithm,
+                                      MapVectorizationOptions)
+from tensorweave.data.cardinality import (cardinality, assert_cardinality,  # noqa: F401
+                                          INFINITE_CARDINALITY, UNKNOWN_CARDINALITY)

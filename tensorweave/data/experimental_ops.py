@@ -15,6 +15,7 @@ from tensorweave.framework import dtypes
 from tensorweave.framework import random_seed
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.device import DeviceSpec
+from tensorweave.data import cardinality
 from tensorweave.data import structure
 from tensorweave.data.dataset import Dataset
 from tensorweave.data.functions import StructuredFunction
@@ -36,6 +37,9 @@ class CounterDataset(Dataset):
         super().__init__([], TensorSpec([], self._dtype))
         self._start, self._step = self._param(start, self._dtype), self._param(step, self._dtype)
 
+    def _cardinality(self, ctx):
+        return cardinality.INFINITE
+
     def _elements(self, ctx):
         make = self._dtype.np_dtype.type
         start, step = ctx.value(self._start), ctx.value(self._step)
@@ -53,6 +57,9 @@ class RandomDataset(Dataset):
     def __init__(self, seed=None):
         super().__init__([], TensorSpec([], dtypes.int64))
         self._seed_pair = _seeds(seed)
+
+    def _cardinality(self, ctx):
+        return cardinality.INFINITE
 
     def _elements(self, ctx):
         rng = np.random.default_rng(list(self._seed_pair))
@@ -206,6 +213,9 @@ class _ScanDataset(Dataset):
         super().__init__([input_dataset], out[0] if emit_state_only else out[1])
         self._emit_state_only = emit_state_only
 
+    def _cardinality(self, ctx):
+        return 1 if self._emit_state_only else self._inputs[0]._cardinality(ctx)
+
     def _elements(self, ctx):
         state = tuple(self._state_leaves)
         source = self._inputs[0]._elements(ctx)
@@ -293,6 +303,9 @@ class _EnumerateDataset(Dataset):
         super().__init__([input_dataset], (TensorSpec([], dtypes.int64),
                                            input_dataset.element_spec))
         self._start = self._param(start)
+
+    def _cardinality(self, ctx):
+        return self._inputs[0]._cardinality(ctx)
 
     def _elements(self, ctx):
         start = int(ctx.value(self._start))

@@ -8,6 +8,7 @@ functions a vectorizable map (see functions.py) gains more.
 """
 import collections
 import concurrent.futures
+import itertools
 import queue
 import threading
 
@@ -90,6 +91,36 @@ def ordered_map(fn, source, parallelism, chunk_size=CHUNK_SIZE):
             yield from results
             if error is not None:
                 raise error
+    finally:
+        for future in pending:
+            future.cancel()
+        source.close()
+
+
+def unordered_map(fn, source, parallelism, chunk_size=CHUNK_SIZE):
+    """fn over `source`'s items like ordered_map, but each chunk's results are handed out as
+    soon as that chunk is done (deterministic=False): a slow element does not hold back those
+    after it. An error surfaces once the chunks before it in completion order are out."""
+    _ensure_threads(parallelism)
+    pending = set()
+    exhausted = False
+    try:
+        while True:
+            while not exhausted and len(pending) < parallelism:
+                items = list(itertools.islice(source, chunk_size))
+                if len(items) < chunk_size:
+                    exhausted = True
+                if items:
+                    pending.add(submit(lambda chunk: _map_chunk(fn, chunk), items))
+            if not pending:
+                return
+            done, pending = concurrent.futures.wait(
+                pending, return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in done:
+                results, error = future.result()
+                yield from results
+                if error is not None:
+                    raise error
     finally:
         for future in pending:
             future.cancel()

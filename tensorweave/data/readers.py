@@ -1,5 +1,5 @@
-"""Datasets that read files: list_files and cache() to a file; TFRecordDataset (defined with
-the other file datasets in file_datasets.py) is re-exported here."""
+"""Datasets that read files: list_files and cache() (in memory or to a file). TFRecordDataset
+(defined with the other file datasets in file_datasets.py) is re-exported here."""
 import glob
 import os
 
@@ -65,4 +65,42 @@ def _from_record(record):
     return tensor_util.make_ndarray(graph_pb2.TensorProto.FromString(record))
 
 
-__all__ = ["TFRecordDataset", "list_files", "file_cached", "structure"]
+class CacheDataset(Dataset):
+    """Keeps the elements of the first complete pass and replays them afterwards: in memory
+    (filename '') or in a file. A pass that stops early caches nothing. A pipeline without
+    captured tensors shares its cache across iterators; one with captured tensors (whose
+    values may change at each initialization) caches per initialization."""
+
+    def __init__(self, input_dataset, filename=""):
+        super().__init__([input_dataset], input_dataset.element_spec)
+        self._filename = filename
+        self._memory = None
+
+    def _cardinality(self, ctx):
+        return self._inputs[0]._cardinality(ctx)
+
+    def _elements(self, ctx):
+        per_run = bool(self._inputs[0]._captures())
+        if self._filename:
+            yield from file_cached(self._inputs[0], ctx, self._filename,
+                                           [s.dtype for s in self._flat_specs()])
+            return
+        cached = ctx.state.get(("cache", id(self))) if per_run else self._memory
+        if cached is not None:
+            yield from cached
+            return
+        recorded = []
+        source = self._inputs[0]._elements(ctx)
+        try:
+            for element in source:
+                recorded.append(element)
+                yield element
+        finally:
+            source.close()
+        if per_run:
+            ctx.state[("cache", id(self))] = recorded
+        else:
+            self._memory = recorded
+
+
+__all__ = ["TFRecordDataset", "list_files", "file_cached", "CacheDataset", "structure"]

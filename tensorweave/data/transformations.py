@@ -1,4 +1,5 @@
-"""Unary transformations: map, filter, interleave, shuffle, repeat, take, skip, shard, cache.
+"""Unary transformations: map, filter, interleave, shuffle, repeat, take, skip, shard (cache
+is in readers.py, beside its file form).
 
 Transformations that only choose or reorder elements (shuffle, repeat, take, skip, shard) also
 work on *index plans* (dataset.py): over sliced arrays they pass row indices instead of elements,
@@ -12,18 +13,23 @@ import numpy as np
 
 from tensorweave.framework import dtypes
 from tensorweave.framework import random_seed
+from tensorweave.data import cardinality
 from tensorweave.data import structure
 from tensorweave.data.dataset import AUTOTUNE, Dataset
 from tensorweave.data.functions import StructuredFunction
 from tensorweave.data import pool
+from tensorweave.data import options as options_lib
 
 
 class MapDataset(Dataset):
     """`map_func` applied to every element; with num_parallel_calls, on a thread pool, keeping
-    the input order."""
+    the input order unless `deterministic` (or else the pipeline's options) is False."""
 
-    def __init__(self, input_dataset, map_func, num_parallel_calls=None):
+    def __init__(self, input_dataset, map_func, num_parallel_calls=None, deterministic=None):
         self._fn = StructuredFunction(map_func, input_dataset.element_spec, "map")
+        if deterministic is not None and not isinstance(deterministic, bool):
+            raise TypeError(f"map(): deterministic must be a bool or None, got {deterministic!r}")
+        self._deterministic = deterministic
         super().__init__([input_dataset], self._fn.output_spec)
         if num_parallel_calls == AUTOTUNE:
             num_parallel_calls = os.cpu_count() or 2
@@ -32,21 +38,30 @@ class MapDataset(Dataset):
                              f"{num_parallel_calls}")
         self._parallelism = int(num_parallel_calls or 1)
 
+    def _cardinality(self, ctx):
+        return self._inputs[0]._cardinality(ctx)
+
     def _elements(self, ctx):
         source = self._inputs[0]._elements(ctx)
-        if self._parallelism > 1:
-            yield from pool.ordered_map(self._fn, source, self._parallelism)
+        fn = _skipping(self._fn) if ctx.skip_errors else self._fn
+        parallelism = self._parallelism
+        if parallelism > 1 and ctx.options is not None:
+            parallelism = options_lib.parallelism(ctx.options, parallelism)
+        if parallelism > 1:
+            deterministic = self._deterministic
+            if deterministic is None and ctx.options is not None:
+                deterministic = ctx.options.deterministic
+            run = pool.ordered_map if deterministic is not False else pool.unordered_map
+            yield from _without_skipped(run(fn, source, parallelism))
             return
-        fn = self._fn
         try:
-            for element in source:
-                yield fn(element)
+            yield from _without_skipped(fn(element) for element in source)
         finally:
             source.close()
 
     def _batches(self, ctx, batch_size, drop_remainder):
         """Batch first, then map once per batch, when the function is elementwise."""
-        if not self._fn.vectorizable:
+        if not self._fn.vectorizable or ctx.skip_errors:
             return None
         from tensorweave.data import batching
         child = self._inputs[0]
@@ -54,6 +69,28 @@ class MapDataset(Dataset):
         if inner is None:
             inner = batching.stacked_batches(child._elements(ctx), batch_size, drop_remainder)
         return _mapped(self._fn.call_batched, inner)
+
+
+_SKIPPED = object()
+
+
+def _skipping(fn):
+    """fn, returning _SKIPPED where it raises (the elements ignore_errors drops)."""
+    def call(element):
+        try:
+            return fn(element)
+        except Exception:  # noqa: BLE001 - ignore_errors drops the element, whatever failed
+            return _SKIPPED
+    return call
+
+
+def _without_skipped(results):
+    try:
+        for result in results:
+            if result is not _SKIPPED:
+                yield result
+    finally:
+        results.close()
 
 
 def _mapped(fn, source):
@@ -77,10 +114,11 @@ class FilterDataset(Dataset):
 
     def _elements(self, ctx):
         source = self._inputs[0]._elements(ctx)
-        fn = self._fn
+        fn = _skipping(self._fn) if ctx.skip_errors else self._fn
         try:
             for element in source:
-                if fn(element)[0]:
+                keep = fn(element)
+                if keep is not _SKIPPED and keep[0]:
                     yield element
         finally:
             source.close()
@@ -101,11 +139,8 @@ class InterleaveDataset(Dataset):
         self._block_length = self._param(block_length)
 
     def _open(self, element, ctx):
-        from tensorweave.data.dataset import IterationContext
         dataset, values = self._fn(element)
-        inner = IterationContext(dict(zip(map(id, dataset._captures()), values)))
-        inner.state = ctx.state
-        return dataset._elements(inner)
+        return dataset._elements(ctx.nested(dict(zip(map(id, dataset._captures()), values))))
 
     def _elements(self, ctx):
         cycle_length = int(ctx.value(self._cycle_length))
@@ -183,6 +218,9 @@ class ShuffleDataset(Dataset):
                                                         op_seed & 0xFFFFFFFF)
         self._reshuffle = bool(reshuffle_each_iteration)
 
+    def _cardinality(self, ctx):
+        return self._inputs[0]._cardinality(ctx)
+
     def _generator(self, ctx):
         key = ("shuffle", id(self))
         epoch = ctx.state.get(key, 0)
@@ -253,6 +291,10 @@ class RepeatDataset(Dataset):
         super().__init__([input_dataset], input_dataset.element_spec)
         self._count = self._param(-1 if count is None else count)
 
+    def _cardinality(self, ctx):
+        return cardinality.of_repeat(self._inputs[0]._cardinality(ctx),
+                                         int(ctx.value(self._count)))
+
     def _epochs(self, ctx):
         count = int(ctx.value(self._count))
         return itertools.count() if count < 0 else range(count)
@@ -300,6 +342,10 @@ class TakeDataset(Dataset):
         super().__init__([input_dataset], input_dataset.element_spec)
         self._count = self._param(count)
 
+    def _cardinality(self, ctx):
+        return cardinality.of_take(self._inputs[0]._cardinality(ctx),
+                                       int(ctx.value(self._count)))
+
     def _limit(self, ctx):
         count = int(ctx.value(self._count))
         return None if count < 0 else count
@@ -322,6 +368,10 @@ class SkipDataset(Dataset):
     def __init__(self, input_dataset, count):
         super().__init__([input_dataset], input_dataset.element_spec)
         self._count = self._param(count)
+
+    def _cardinality(self, ctx):
+        return cardinality.of_skip(self._inputs[0]._cardinality(ctx),
+                                       int(ctx.value(self._count)))
 
     def _elements(self, ctx):
         count = int(ctx.value(self._count))
@@ -353,6 +403,9 @@ class ShardDataset(Dataset):
         if shards is not None and position is not None:
             _check_shard(shards, position)
 
+    def _cardinality(self, ctx):
+        return cardinality.of_shard(self._inputs[0]._cardinality(ctx), *self._bounds(ctx))
+
     def _bounds(self, ctx):
         shards, position = int(ctx.value(self._num_shards)), int(ctx.value(self._index))
         _check_shard(shards, position)
@@ -381,42 +434,6 @@ def _check_shard(num_shards, index):
         raise ValueError(f"shard(): index must be in [0, {num_shards}), got {index}")
 
 
-class CacheDataset(Dataset):
-    """Keeps the elements of the first complete pass and replays them afterwards: in memory
-    (filename '') or in a file. A pass that stops early caches nothing. A pipeline without
-    captured tensors shares its cache across iterators; one with captured tensors (whose
-    values may change at each initialization) caches per initialization."""
-
-    def __init__(self, input_dataset, filename=""):
-        super().__init__([input_dataset], input_dataset.element_spec)
-        self._filename = filename
-        self._memory = None
-
-    def _elements(self, ctx):
-        per_run = bool(self._inputs[0]._captures())
-        if self._filename:
-            from tensorweave.data import readers
-            yield from readers.file_cached(self._inputs[0], ctx, self._filename,
-                                           [s.dtype for s in self._flat_specs()])
-            return
-        cached = ctx.state.get(("cache", id(self))) if per_run else self._memory
-        if cached is not None:
-            yield from cached
-            return
-        recorded = []
-        source = self._inputs[0]._elements(ctx)
-        try:
-            for element in source:
-                recorded.append(element)
-                yield element
-        finally:
-            source.close()
-        if per_run:
-            ctx.state[("cache", id(self))] = recorded
-        else:
-            self._memory = recorded
-
-
 __all__ = ["MapDataset", "FilterDataset", "InterleaveDataset", "ShuffleDataset",
-           "RepeatDataset", "TakeDataset", "SkipDataset", "ShardDataset", "CacheDataset",
+           "RepeatDataset", "TakeDataset", "SkipDataset", "ShardDataset",
            "shuffled"]
