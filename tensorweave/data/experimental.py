@@ -15,3 +15,5 @@ from tensorweave.data.options import (ThreadingOptions, OptimizationOptions,  # 
                                       MapVectorizationOptions)
 from tensorweave.data.cardinality import (cardinality, assert_cardinality,  # noqa: F401
                                           INFINITE_CARDINALITY, UNKNOWN_CARDINALITY)
+from tensorweave.data.grouping import (group_by_window, bucket_by_sequence_length,  # noqa: F401
+                                       group_by_reducer, Reducer)
