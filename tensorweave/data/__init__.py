@@ -29,3 +29,4 @@ from tensorweave.data import experimental  # noqa: F401
 from tensorweave.data.options import Options, ThreadingOptions  # noqa: F401
 from tensorweave.data.cardinality import (INFINITE_CARDINALITY,  # noqa: F401
                                           UNKNOWN_CARDINALITY)
+from tensorweave.data.specs import DatasetSpec, NumpyIterator  # noqa: F401

@@ -135,22 +135,9 @@ class Dataset:
         return _gather_batches(plan, batch_size, drop_remainder)
 
     def as_numpy_iterator(self):
-        """Iterates the dataset in plain Python, yielding nests of NumPy values (0-d values as
-        scalars and bytes, as Session.run returns them)."""
-        captures = self._captures()
-        if captures:
-            raise ValueError(f"This dataset captures tensor {captures[0].name}, whose value is "
-                             "only known in a session; iterate it through an initializable "
-                             "iterator instead.")
-        spec = self._element_spec
-        from tensorweave.data import options
-        source = self._elements(IterationContext(options=options.pipeline_options(self)))
-        try:
-            for element in source:
-                yield structure.pack_as(spec, [c[()] if isinstance(c, np.ndarray) and not c.ndim
-                                               else c for c in element])
-        finally:
-            source.close()
+        """A NumpyIterator (specs.py) over the elements, in plain Python."""
+        from tensorweave.data import specs
+        return specs.NumpyIterator(self)
 
     # --- sources -----------------------------------------------------------------------------------
     @staticmethod

@@ -17,3 +17,9 @@ from tensorweave.data.cardinality import (cardinality, assert_cardinality,  # no
                                           INFINITE_CARDINALITY, UNKNOWN_CARDINALITY)
 from tensorweave.data.grouping import (group_by_window, bucket_by_sequence_length,  # noqa: F401
                                        group_by_reducer, Reducer)
+from tensorweave.data.element_ops import (ignore_errors, from_list,  # noqa: F401
+                                          pad_to_cardinality, rejection_resample)
+from tensorweave.data.specs import (get_structure, DatasetSpec, Structure,  # noqa: F401
+                                    TensorStructure, DatasetStructure)
+from tensorweave.data.lookup_tables import (DatasetInitializer, table_from_dataset,  # noqa: F401
+                                            index_table_from_dataset)
