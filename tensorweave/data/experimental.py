@@ -23,3 +23,10 @@ from tensorweave.data.specs import (get_structure, DatasetSpec, Structure,  # no
                                     TensorStructure, DatasetStructure)
 from tensorweave.data.lookup_tables import (DatasetInitializer, table_from_dataset,  # noqa: F401
                                             index_table_from_dataset)
+from tensorweave.data.experimental_ops import (  # noqa: F401
+    map_and_batch as map_and_batch_with_legacy_function)
+from tensorweave.data.writers import TFRecordWriter, snapshot  # noqa: F401
+from tensorweave.data.feature_readers import (make_csv_dataset,  # noqa: F401
+                                              make_batched_features_dataset,
+                                              parse_example_dataset)
+from tensorweave.data.transformations import SHARD_HINT  # noqa: F401

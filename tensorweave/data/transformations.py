@@ -427,6 +427,11 @@ class ShardDataset(Dataset):
         return plan[0], itertools.islice(plan[1], position, None, shards)
 
 
+# Passed as shard(SHARD_HINT, SHARD_HINT), it marks where a distribution strategy with
+# AutoShardPolicy.HINT puts its sharding; read outside one, it is refused as any negative count.
+SHARD_HINT = -1
+
+
 def _check_shard(num_shards, index):
     if num_shards < 1:
         raise ValueError(f"shard(): num_shards must be >= 1, got {num_shards}")
@@ -435,5 +440,5 @@ def _check_shard(num_shards, index):
 
 
 __all__ = ["MapDataset", "FilterDataset", "InterleaveDataset", "ShuffleDataset",
-           "RepeatDataset", "TakeDataset", "SkipDataset", "ShardDataset",
+           "RepeatDataset", "TakeDataset", "SkipDataset", "ShardDataset", "SHARD_HINT",
            "shuffled"]
