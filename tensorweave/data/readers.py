@@ -5,6 +5,7 @@ import os
 
 import numpy as np
 
+from tensorweave.framework import file_access
 from tensorweave.framework import tensor_util
 from tensorweave.data import structure
 from tensorweave.framework import tfrecord
@@ -31,6 +32,7 @@ def file_cached(dataset, ctx, filename, component_dtypes):
     """The elements of `dataset`, written to `filename` on the first complete pass and read
     back from it afterwards (each component a TensorProto record). The file appears under its
     name only once complete, so a pass cut short leaves no cache."""
+    file_access.check_path("CacheDataset", filename, "w")
     done = filename + ".twcache"
     if os.path.exists(done):
         records = tfrecord.read_records(done)

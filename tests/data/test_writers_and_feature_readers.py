@@ -223,3 +223,23 @@ def test_shard_hint_outside_a_strategy_is_refused():
     assert exp.SHARD_HINT == -1
     with pytest.raises(ValueError, match="num_shards"):
         tf.data.Dataset.range(4).shard(exp.SHARD_HINT, exp.SHARD_HINT)
+
+
+def test_file_readers_and_cache_respect_the_file_access_policy(tmp_path):
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret\n")
+    (allowed / "ok.txt").write_text("fine\n")
+    owner = object()
+    file_access.restrict(owner, [str(allowed)])
+    try:
+        lines = tf.data.TextLineDataset(str(allowed / "ok.txt"))
+        assert list(lines.as_numpy_iterator()) == [b"fine"]
+        with pytest.raises(tf.errors.PermissionDeniedError, match="TextLineDataset"):
+            list(tf.data.TextLineDataset(str(outside)).as_numpy_iterator())
+        cached = tf.data.Dataset.range(2).cache(str(tmp_path / "cache"))
+        with pytest.raises(tf.errors.PermissionDeniedError, match="CacheDataset"):
+            list(cached.as_numpy_iterator())
+    finally:
+        file_access.release(owner)
