@@ -30,3 +30,5 @@ from tensorweave.data.feature_readers import (make_csv_dataset,  # noqa: F401
                                               make_batched_features_dataset,
                                               parse_example_dataset)
 from tensorweave.data.transformations import SHARD_HINT  # noqa: F401
+from tensorweave.data.optional import (Optional, OptionalSpec,  # noqa: F401
+                                       OptionalSpec as OptionalStructure, get_next_as_optional)
