@@ -32,3 +32,4 @@ from tensorweave.data.feature_readers import (make_csv_dataset,  # noqa: F401
 from tensorweave.data.transformations import SHARD_HINT  # noqa: F401
 from tensorweave.data.optional import (Optional, OptionalSpec,  # noqa: F401
                                        OptionalSpec as OptionalStructure, get_next_as_optional)
+from tensorweave.data.sql_dataset import SqlDataset  # noqa: F401
