@@ -221,8 +221,8 @@ class Dataset:
                                            drop_remainder)
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True):
-        from tensorweave.data import transformations
-        return transformations.ShuffleDataset(self, buffer_size, seed, reshuffle_each_iteration)
+        from tensorweave.data import shuffling
+        return shuffling.ShuffleDataset(self, buffer_size, seed, reshuffle_each_iteration)
 
     def repeat(self, count=None):
         from tensorweave.data import transformations

@@ -3,8 +3,8 @@ from tensorweave.data.dataset import AUTOTUNE  # noqa: F401
 from tensorweave.data.iterator_ops import (get_output_types, get_output_shapes,  # noqa: F401
                                            get_output_classes)
 from tensorweave.data.file_datasets import CsvDataset  # noqa: F401
+from tensorweave.data.sampling import sample_from_datasets, choose_from_datasets  # noqa: F401
 from tensorweave.data.experimental_ops import (Counter, RandomDataset,  # noqa: F401
-                                               sample_from_datasets, choose_from_datasets,
                                                scan, take_while, unique, enumerate_dataset,
                                                unbatch, map_and_batch, shuffle_and_repeat,
                                                parallel_interleave, prefetch_to_device,

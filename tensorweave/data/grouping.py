@@ -218,8 +218,8 @@ def bucket_by_sequence_length(element_length_func, bucket_boundaries, bucket_bat
                 batched = window.padded_batch(size, shapes, padding_values, drop_remainder)
             reducers.append(_BucketReducer(batched, window))
         specs = [r.dataset.element_spec for r in reducers if r is not None]
-        from tensorweave.data.experimental_ops import _check_same_structure
-        element_spec = specs[0] if len(specs) == 1 else _merged(specs, _check_same_structure)
+        from tensorweave.data.sampling import common_spec
+        element_spec = common_spec(specs, "bucket_by_sequence_length")
         return _GroupByWindowDataset(dataset, key_of, lambda key: reducers[key],
                                      lambda key: sizes[key], element_spec,
                                      "bucket_by_sequence_length")
@@ -229,10 +229,6 @@ def bucket_by_sequence_length(element_length_func, bucket_boundaries, bucket_bat
 def _as_shapes(shapes, spec):
     from tensorweave.data.batching import _shape_nest
     return _shape_nest(shapes, spec)
-
-
-def _merged(specs, check):
-    return check([WindowDataset(spec) for spec in specs], "bucket_by_sequence_length")
 
 
 # --- group_by_reducer ------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.data import transformations
+from tensorweave.data import shuffling
 
 Dataset = tf.data.Dataset
 
@@ -312,5 +312,5 @@ def test_vectorized_map_equals_per_element_map():
 
 def test_the_reference_shuffle_helper_agrees_with_the_module_function():
     rng_a, rng_b = np.random.default_rng(9), np.random.default_rng(9)
-    assert list(transformations.shuffled(iter(range(40)), 6, rng_a)) == _reference_shuffle(
+    assert list(shuffling.shuffled(iter(range(40)), 6, rng_a)) == _reference_shuffle(
         range(40), 6, rng_b)
