@@ -35,22 +35,15 @@ def file_cached(dataset, ctx, filename, component_dtypes):
     file_access.check_path("CacheDataset", filename, "w")
     done = filename + ".twcache"
     if os.path.exists(done):
-        records = tfrecord.read_records(done)
-        count = len(component_dtypes)
-        while True:
-            parts = [next(records, None) for _ in range(count)]
-            if parts[0] is None:
-                return
-            yield tuple(_from_record(part) for part in parts)
+        yield from read_elements(done, len(component_dtypes))
+        return
     partial = f"{done}.partial-{os.getpid()}"
     writer = tfrecord.TFRecordWriter(partial)
     complete = False
     source = dataset._elements(ctx)
     try:
         for element in source:
-            for component in element:
-                writer.write(tensor_util.make_tensor_proto(np.asarray(component))
-                             .SerializeToString())
+            write_element(writer, element)
             yield element
         complete = True
     finally:
@@ -62,9 +55,25 @@ def file_cached(dataset, ctx, filename, component_dtypes):
             os.remove(partial)
 
 
-def _from_record(record):
+def write_element(writer, element):
+    """Appends an element to a TFRecord writer: one TensorProto record per component."""
+    for component in element:
+        writer.write(tensor_util.make_tensor_proto(np.asarray(component)).SerializeToString())
+
+
+def read_elements(path, count, compression=""):
+    """The elements write_element put in the TFRecord file `path` (`count` components each)."""
+    from tensorweave.framework import errors
     from tensorweave.framework.protos import graph_pb2
-    return tensor_util.make_ndarray(graph_pb2.TensorProto.FromString(record))
+    records = tfrecord.read_records(path, compression)
+    while True:
+        parts = [next(records, None) for _ in range(count)]
+        if parts[0] is None:
+            return
+        if None in parts:
+            raise errors.DataLossError(None, None, f"{path} ends inside an element")
+        yield tuple(tensor_util.make_ndarray(graph_pb2.TensorProto.FromString(part))
+                    for part in parts)
 
 
 class CacheDataset(Dataset):
@@ -105,4 +114,5 @@ class CacheDataset(Dataset):
             self._memory = recorded
 
 
-__all__ = ["TFRecordDataset", "list_files", "file_cached", "CacheDataset", "structure"]
+__all__ = ["TFRecordDataset", "list_files", "file_cached", "write_element", "read_elements",
+           "CacheDataset", "structure"]

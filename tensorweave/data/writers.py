@@ -23,8 +23,8 @@ from tensorweave.framework import dtypes
 from tensorweave.framework import errors
 from tensorweave.framework import file_access
 from tensorweave.framework import graph as graph_lib
-from tensorweave.framework import tensor_util
 from tensorweave.framework import tfrecord
+from tensorweave.data import readers
 from tensorweave.data import structure
 from tensorweave.data.dataset import Dataset
 from tensorweave.data.functions import StructuredFunction
@@ -155,18 +155,10 @@ class _SnapshotDataset(Dataset):
             yield from self._write(ctx, directory)
 
     def _read(self, directory):
-        shards = sorted(name for name in os.listdir(directory) if name.endswith(".snapshot"))
         count = len(self._flat_specs())
-        for name in shards:
-            records = tfrecord.read_records(os.path.join(directory, name), self._compression)
-            while True:
-                parts = [next(records, None) for _ in range(count)]
-                if parts[0] is None:
-                    break
-                if None in parts:
-                    raise errors.DataLossError(None, None, f"snapshot: shard {name} in "
-                                               f"{directory} ends inside an element")
-                yield tuple(tensor_util.make_ndarray(_tensor_proto(part)) for part in parts)
+        for name in sorted(n for n in os.listdir(directory) if n.endswith(".snapshot")):
+            yield from readers.read_elements(os.path.join(directory, name), count,
+                                             self._compression)
 
     def _write(self, ctx, directory):
         if os.path.isdir(directory):  # an earlier pass stopped early: start over
@@ -186,9 +178,7 @@ class _SnapshotDataset(Dataset):
                     writer = writers[shard] = tfrecord.TFRecordWriter(
                         os.path.join(directory, f"{shard:08d}.snapshot"),
                         tfrecord.TFRecordOptions(self._compression))
-                for component in element:
-                    writer.write(tensor_util.make_tensor_proto(np.asarray(component))
-                                 .SerializeToString())
+                readers.write_element(writer, element)
                 yield element
             complete = True
         finally:
@@ -198,11 +188,6 @@ class _SnapshotDataset(Dataset):
             if complete:
                 with open(os.path.join(directory, "snapshot.metadata"), "w") as metadata:
                     metadata.write(f"shards {len(writers)}\ncompression {self._compression}\n")
-
-
-def _tensor_proto(record):
-    from tensorweave.framework.protos import graph_pb2
-    return graph_pb2.TensorProto.FromString(record)
 
 
 def snapshot(path, compression="AUTO", reader_func=None, shard_func=None):

@@ -5,20 +5,9 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tests.data.reading import read_all
 
 exp = tf.data.experimental
-
-
-def _session_values(dataset):
-    with tf.Graph().as_default():
-        next_element = tf.data.make_one_shot_iterator(dataset).get_next()
-        out = []
-        with tf.Session() as sess:
-            while True:
-                try:
-                    out.append(sess.run(next_element))
-                except tf.errors.OutOfRangeError:
-                    return out
 
 
 # --- ignore_errors ------------------------------------------------------------------------------
@@ -27,16 +16,16 @@ def test_ignore_errors_drops_failing_elements_of_map_and_filter():
     inverted = tf.data.Dataset.from_tensor_slices(values).map(
         lambda x: tf.debugging.check_numerics(1.0 / x, "division by zero"))
     with pytest.raises(tf.errors.InvalidArgumentError, match="division by zero"):
-        _session_values(inverted)
-    kept = _session_values(inverted.apply(exp.ignore_errors()))
+        read_all(inverted)
+    kept = read_all(inverted.apply(exp.ignore_errors()))
     np.testing.assert_allclose(kept, 1.0 / values[values != 0])
     # Parallel map and filter drop the same elements; ops after ignore_errors still fail.
     parallel = tf.data.Dataset.from_tensor_slices(values).map(
         lambda x: tf.debugging.check_numerics(1.0 / x, "zero"), num_parallel_calls=2)
-    assert len(_session_values(parallel.apply(exp.ignore_errors()))) == 4
+    assert len(read_all(parallel.apply(exp.ignore_errors()))) == 4
     numeric = tf.data.Dataset.from_tensor_slices(np.array([b"1", b"x", b"3"], dtype=object))
     parsed = numeric.filter(lambda s: tf.strings.to_number(s) > 0).apply(exp.ignore_errors())
-    assert [bytes(v) for v in _session_values(parsed)] == [b"1", b"3"]
+    assert [bytes(v) for v in read_all(parsed)] == [b"1", b"3"]
 
 
 def test_ignore_errors_ends_at_a_generator_error():
@@ -53,7 +42,7 @@ def test_ignore_errors_ends_at_a_generator_error():
 # --- from_list and pad_to_cardinality -------------------------------------------------------------
 def test_from_list_elements_structure_and_errors():
     dataset = exp.from_list([(1, "a"), (2, "b"), (3, "c")])
-    assert [(int(a), bytes(b)) for a, b in _session_values(dataset)] == [
+    assert [(int(a), bytes(b)) for a, b in read_all(dataset)] == [
         (1, b"a"), (2, b"b"), (3, b"c")]
     assert dataset.element_spec[0].dtype == tf.int32 and dataset.element_spec[1].dtype == tf.string
     ragged = exp.from_list([np.zeros(2), np.ones(3)])
@@ -73,7 +62,7 @@ def test_pad_to_cardinality_pads_with_zeros_and_mask():
     dataset = tf.data.Dataset.from_tensor_slices({"x": np.arange(1, 4, dtype=np.int64),
                                                   "y": np.ones((3, 2), np.float32)})
     padded = dataset.apply(exp.pad_to_cardinality(5))
-    got = _session_values(padded)
+    got = read_all(padded)
     assert [int(e["x"]) for e in got] == [1, 2, 3, 0, 0]
     assert [bool(e["valid"]) for e in got] == [True, True, True, False, False]
     np.testing.assert_array_equal(np.stack([e["y"] for e in got]),

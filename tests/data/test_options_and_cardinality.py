@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tests.data.reading import read_all
 
 exp = tf.data.experimental
 
@@ -14,19 +15,6 @@ exp = tf.data.experimental
 def _run(tensor, feed_dict=None):
     with tf.Session() as sess:
         return sess.run(tensor, feed_dict)
-
-
-def _read_all(dataset, feed_dict=None):
-    iterator = tf.data.make_initializable_iterator(dataset)
-    next_element = iterator.get_next()
-    out = []
-    with tf.Session() as sess:
-        sess.run(iterator.initializer, feed_dict)
-        while True:
-            try:
-                out.append(sess.run(next_element))
-            except tf.errors.OutOfRangeError:
-                return out
 
 
 # --- Options ------------------------------------------------------------------------------------
@@ -202,12 +190,12 @@ def test_cardinality_of_fed_parameters_is_computed_in_the_session():
 def test_assert_cardinality_passes_and_fails_naming_both_counts():
     with tf.Graph().as_default():
         good = R(4).apply(exp.assert_cardinality(4))
-        assert [int(v) for v in _read_all(good)] == [0, 1, 2, 3]
+        assert [int(v) for v in read_all(good)] == [0, 1, 2, 3]
         with pytest.raises(tf.errors.FailedPreconditionError, match="expected to contain 5 "
                            "elements but contained only 4"):
-            _read_all(R(4).apply(exp.assert_cardinality(5)))
+            read_all(R(4).apply(exp.assert_cardinality(5)))
         with pytest.raises(tf.errors.FailedPreconditionError, match="at least 4"):
-            _read_all(R(4).apply(exp.assert_cardinality(3)))
+            read_all(R(4).apply(exp.assert_cardinality(3)))
     with pytest.raises(ValueError, match="expected_cardinality"):
         R(4).apply(exp.assert_cardinality(-5))
     with pytest.raises(TypeError, match="cardinality"):
