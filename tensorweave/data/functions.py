@@ -118,6 +118,8 @@ class StructuredFunction:
         if hasattr(leaf, "_element_spec"):
             raise TypeError(f"{self._describe()} returned a Dataset; use interleave() or "
                             "flat_map() for functions that return datasets.")
+        # ValueError, not TypeError: a TypeError would send the function to NumPy mode.
+        structure.check_dense(leaf, f"{self._describe()} returned a value that", ValueError)
         tensor = convert_to_tensor(leaf)
         if tensor.graph is not graph:
             raise ValueError(f"{self._describe()} returned {tensor.name}, a tensor of another "

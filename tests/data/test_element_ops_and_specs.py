@@ -178,3 +178,17 @@ def test_tables_from_datasets_match_python_dicts():
     with pytest.raises(ValueError, match="default_value is required"):
         exp.table_from_dataset(tf.data.Dataset.range(3).map(lambda x: (x, x)),
                                key_dtype=tf.int64)
+
+
+def test_sparse_values_are_refused_with_a_clear_error():
+    example = tf.train.Example(features=tf.train.Features(feature={
+        "x": tf.train.Feature(int64_list=tf.train.Int64List(value=[1, 2, 3]))}))
+    records = tf.data.Dataset.from_tensors(np.array(example.SerializeToString(), dtype=object))
+    sparse = {"x": tf.io.VarLenFeature(tf.int64)}
+    with pytest.raises(ValueError, match="returned a value that: got a SparseTensor"):
+        records.map(lambda s: tf.parse_single_example(s, sparse))
+    dense = records.map(lambda s: tf.sparse.to_dense(tf.parse_single_example(s, sparse)["x"]))
+    assert [v.tolist() for v in dense.as_numpy_iterator()] == [[1, 2, 3]]
+    value = tf.SparseTensorValue(np.array([[0]]), np.array([1.0]), np.array([3]))
+    with pytest.raises(TypeError, match="SparseTensor"):
+        tf.data.Dataset.from_tensor_slices(value)
