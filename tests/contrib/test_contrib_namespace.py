@@ -108,6 +108,25 @@ def test_contrib_data_transformations():
     assert [int(w) for w in woven] == [0, 1, 0, 1]
 
 
+def test_contrib_data_group_by_window_as_tf1_seq2seq_scripts_use_it():
+    """Bucketing by length with contrib.data.group_by_window and padded_batch (the TF 1.x NMT
+    tutorial's pattern): windows of 2 same-bucket sequences, each padded to its longest."""
+    data = tf.contrib.data
+    lengths = [1, 4, 2, 5, 3, 6]
+
+    def sequences():
+        for length in lengths:
+            yield np.arange(1, length + 1, dtype=np.int64)
+
+    dataset = data.Dataset.from_generator(sequences, tf.int64, [None]).apply(
+        data.group_by_window(key_func=lambda x: tf.cast(tf.shape(x)[0] > 3, tf.int64),
+                             reduce_func=lambda key, window: window.padded_batch(2, [None]),
+                             window_size=2))
+    batches = [b.tolist() for b in _elements(dataset)]
+    assert batches == [[[1, 0], [1, 2]], [[1, 2, 3, 4, 0], [1, 2, 3, 4, 5]],  # full windows
+                       [[1, 2, 3]], [[1, 2, 3, 4, 5, 6]]]  # then the rest, by key
+
+
 def _lenet(images, is_training):
     slim = tf.contrib.slim
     with slim.arg_scope([slim.conv2d, slim.fully_connected],
