@@ -165,3 +165,25 @@ def test_group_by_reducer_errors():
                              lambda s: s)
     with pytest.raises(TypeError, match="differs in structure or types"):
         tf.data.Dataset.range(3).apply(exp.group_by_reducer(lambda x: x, mismatched))
+
+
+def test_padded_batch_takes_tensor_padding_values():
+    """Constant tensors are folded; a placeholder is bound when the iterator is initialized."""
+    ragged = tf.data.Dataset.range(1, 4).map(lambda n: tf.range(n))
+    expected = lambda pad: [[0, pad, pad], [0, 1, pad], [0, 1, 2]]  # noqa: E731
+    with tf.Graph().as_default():
+        constant = ragged.padded_batch(3, [None], padding_values=tf.constant(-1, tf.int64))
+        assert [b.tolist() for b in constant.as_numpy_iterator()] == [expected(-1)]
+        pad = tf.placeholder(tf.int64, [])
+        fed = ragged.padded_batch(3, [None], padding_values=pad)
+        iterator = tf.data.make_initializable_iterator(fed)
+        batch = iterator.get_next()
+        with tf.Session() as sess:
+            for value in (-7, 9):
+                sess.run(iterator.initializer, {pad: value})
+                assert sess.run(batch).tolist() == expected(value)
+        with pytest.raises(TypeError, match="expected a int64"):
+            ragged.padded_batch(3, [None], padding_values=tf.constant(1.0))
+        bucketed = ragged.apply(exp.bucket_by_sequence_length(
+            lambda x: tf.shape(x)[0], [5], [3, 3], padding_values=tf.constant(-2, tf.int64)))
+        assert [b.tolist() for b in bucketed.as_numpy_iterator()] == [expected(-2)]
