@@ -103,10 +103,25 @@ def test_numpy_function_runs_on_values_with_known_rank():
     assert values(dataset) == [[v] * v for v in range(4)]
 
 
-def test_map_function_using_a_tensor_of_the_outer_graph_is_a_clear_error():
-    scale = tf.constant(2.0)
-    with pytest.raises(ValueError, match="another graph"):
-        Dataset.range(3).map(lambda v: tf.cast(v, tf.float32) * scale)
+def test_map_function_captures_constants_of_the_pipeline_graph():
+    with tf.Graph().as_default():
+        scale = tf.constant(2.0)
+        offsets = tf.constant([10.0, 20.0])
+        scaled = Dataset.range(3).map(lambda v: tf.cast(v, tf.float32) * scale + offsets)
+        assert values(scaled) == [[10, 20], [12, 22], [14, 24]]
+        assert values(scaled.batch(2))[0] == [[10, 20], [12, 22]]  # the vectorized path
+        assert values(Dataset.range(2).map(lambda v: offsets)) == [[10, 20], [10, 20]]
+        fed = tf.placeholder(tf.float32, [])
+        with pytest.raises(ValueError, match="not a constant"):
+            Dataset.range(3).map(lambda v: tf.cast(v, tf.float32) * fed)
+        weight = tf.Variable(1.0)
+        with pytest.raises(ValueError, match="not a constant"):
+            Dataset.range(3).map(lambda v: tf.cast(v, tf.float32) * weight)
+    with tf.Graph().as_default():
+        elsewhere = tf.constant(2.0)
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match="another graph"):
+            Dataset.range(3).map(lambda v: tf.cast(v, tf.float32) * elsewhere)
 
 
 def test_filter_keeps_elements_whose_predicate_is_true():
