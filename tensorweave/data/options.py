@@ -70,11 +70,11 @@ class OptionsBase:
     def __init__(self):
         object.__setattr__(self, "_values", {})
 
-    def _field(self, name):
+    def _field(self, name, action="set"):
         field = self._FIELDS.get(name)
         if field is None:
-            raise AttributeError(f"Cannot set the property {name!r} on {type(self).__name__}: "
-                                 f"it has {sorted(self._FIELDS)}")
+            raise AttributeError(f"Cannot {action} the property {name!r} on "
+                                 f"{type(self).__name__}: it has {sorted(self._FIELDS)}")
         if field.alias_of is not None:
             return field.alias_of, self._FIELDS[field.alias_of]
         return name, field
@@ -82,7 +82,7 @@ class OptionsBase:
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
-        key, field = self._field(name)
+        key, field = self._field(name, "get")
         values = object.__getattribute__(self, "_values")
         if key not in values and field.default is not None:
             values[key] = field.default()

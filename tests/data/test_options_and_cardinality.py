@@ -61,6 +61,8 @@ def test_options_merge_later_wins_and_unset_keeps():
     assert merged.threading.max_intra_op_parallelism == 1
     assert first.deterministic is True  # merge returns a new object
     assert tf.data.Options() == tf.data.Options() and merged != first
+    with pytest.raises(AttributeError, match="Cannot get the property 'experimental_nope'"):
+        tf.data.Options().experimental_nope  # noqa: B018 - reading it is the test
 
 
 def test_with_options_travels_through_transformations_and_zip():
@@ -200,3 +202,19 @@ def test_assert_cardinality_passes_and_fails_naming_both_counts():
         R(4).apply(exp.assert_cardinality(-5))
     with pytest.raises(TypeError, match="cardinality"):
         exp.cardinality([1, 2])
+
+
+def test_unordered_parallel_map_surfaces_errors_and_ends():
+    def fragile(x):
+        value = int(np.asarray(x))
+        if value == 40:
+            raise ValueError("element 40 is bad")
+        return np.int64(value)
+
+    options = tf.data.Options()
+    options.deterministic = False
+    dataset = tf.data.Dataset.range(64).map(fragile, num_parallel_calls=3).with_options(options)
+    with pytest.raises(ValueError, match="element 40 is bad"):
+        list(dataset.as_numpy_iterator())
+    kept = list(dataset.apply(exp.ignore_errors()).as_numpy_iterator())
+    assert sorted(kept) == [v for v in range(64) if v != 40]
