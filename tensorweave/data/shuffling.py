@@ -5,10 +5,10 @@ import itertools
 import numpy as np
 
 from tensorweave.framework import random_seed
-from tensorweave.data.dataset import Dataset
+from tensorweave.data.transformations import RowSelection
 
 
-class ShuffleDataset(Dataset):
+class ShuffleDataset(RowSelection):
     """Fills a buffer with `buffer_size` elements and outputs one picked uniformly at random,
     replacing it with the next input element.
 
@@ -44,20 +44,8 @@ class ShuffleDataset(Dataset):
                 int(s) for s in np.random.SeedSequence().generate_state(2)))
         return np.random.default_rng([seeds[0], seeds[1], epoch])
 
-    def _elements(self, ctx):
-        source = self._inputs[0]._elements(ctx)
-        try:
-            yield from shuffled(source, int(ctx.value(self._buffer_size)), self._generator(ctx))
-        finally:
-            source.close()
-
-    def _index_plan(self, ctx):
-        plan = self._inputs[0]._index_plan(ctx)
-        if plan is None:
-            return None
-        arrays, indices = plan
-        return arrays, shuffled(indices, int(ctx.value(self._buffer_size)),
-                                self._generator(ctx))
+    def _select(self, ctx, items):
+        return shuffled(items, int(ctx.value(self._buffer_size)), self._generator(ctx))
 
 
 def shuffled(items, buffer_size, rng):

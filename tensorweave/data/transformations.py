@@ -203,7 +203,7 @@ class RepeatDataset(Dataset):
 
     def _cardinality(self, ctx):
         return cardinality.of_repeat(self._inputs[0]._cardinality(ctx),
-                                         int(ctx.value(self._count)))
+                                     int(ctx.value(self._count)))
 
     def _epochs(self, ctx):
         count = int(ctx.value(self._count))
@@ -245,7 +245,26 @@ class RepeatDataset(Dataset):
         return arrays, chained()
 
 
-class TakeDataset(Dataset):
+class RowSelection(Dataset):
+    """A transformation that only picks and orders input elements: `_select(ctx, items)` runs
+    alike over the input's elements and over its index plan's row indices."""
+
+    def _select(self, ctx, items):
+        raise NotImplementedError
+
+    def _elements(self, ctx):
+        source = self._inputs[0]._elements(ctx)
+        try:
+            yield from self._select(ctx, source)
+        finally:
+            source.close()
+
+    def _index_plan(self, ctx):
+        plan = self._inputs[0]._index_plan(ctx)
+        return None if plan is None else (plan[0], self._select(ctx, plan[1]))
+
+
+class TakeDataset(RowSelection):
     """The first `count` elements (all for -1)."""
 
     def __init__(self, input_dataset, count):
@@ -254,25 +273,14 @@ class TakeDataset(Dataset):
 
     def _cardinality(self, ctx):
         return cardinality.of_take(self._inputs[0]._cardinality(ctx),
-                                       int(ctx.value(self._count)))
+                                   int(ctx.value(self._count)))
 
-    def _limit(self, ctx):
+    def _select(self, ctx, items):
         count = int(ctx.value(self._count))
-        return None if count < 0 else count
-
-    def _elements(self, ctx):
-        source = self._inputs[0]._elements(ctx)
-        try:
-            yield from itertools.islice(source, self._limit(ctx))
-        finally:
-            source.close()
-
-    def _index_plan(self, ctx):
-        plan = self._inputs[0]._index_plan(ctx)
-        return None if plan is None else (plan[0], itertools.islice(plan[1], self._limit(ctx)))
+        return itertools.islice(items, None if count < 0 else count)
 
 
-class SkipDataset(Dataset):
+class SkipDataset(RowSelection):
     """All but the first `count` elements (none for -1)."""
 
     def __init__(self, input_dataset, count):
@@ -281,24 +289,11 @@ class SkipDataset(Dataset):
 
     def _cardinality(self, ctx):
         return cardinality.of_skip(self._inputs[0]._cardinality(ctx),
-                                       int(ctx.value(self._count)))
+                                   int(ctx.value(self._count)))
 
-    def _elements(self, ctx):
+    def _select(self, ctx, items):
         count = int(ctx.value(self._count))
-        if count < 0:
-            return
-        source = self._inputs[0]._elements(ctx)
-        try:
-            yield from itertools.islice(source, count, None)
-        finally:
-            source.close()
-
-    def _index_plan(self, ctx):
-        plan = self._inputs[0]._index_plan(ctx)
-        if plan is None:
-            return None
-        count = int(ctx.value(self._count))
-        return plan[0], (iter(()) if count < 0 else itertools.islice(plan[1], count, None))
+        return iter(()) if count < 0 else itertools.islice(items, count, None)
 
 
 class ShardDataset(Dataset):
