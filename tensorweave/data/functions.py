@@ -134,6 +134,12 @@ class StructuredFunction:
         pairs = []
         for outer, placeholder in zip(graph.captured_outer, graph.inputs):
             value = tensor_util.constant_value(outer)
+            if value is None and outer.op.op_def.is_stateful:
+                raise ValueError(f"{self._describe()} uses {outer.name}, the output of the "
+                                 f"stateful op {outer.op.type} (a table, variable or queue of "
+                                 "the pipeline's graph). Those live in the session that runs "
+                                 "that graph, while tf.data functions run in a session of their "
+                                 "own here: apply it to the iterator's get_next() instead.")
             if value is None:
                 raise ValueError(f"{self._describe()} uses {outer.name} of the graph that "
                                  "builds the pipeline, whose value is not a constant; tf.data "

@@ -117,6 +117,11 @@ def test_map_function_captures_constants_of_the_pipeline_graph():
         weight = tf.Variable(1.0)
         with pytest.raises(ValueError, match="not a constant"):
             Dataset.range(3).map(lambda v: tf.cast(v, tf.float32) * weight)
+        table = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+            tf.constant([b"a"]), tf.constant([1], tf.int64)), -1)
+        words = Dataset.from_tensor_slices(np.array([b"a", b"b"], dtype=object))
+        with pytest.raises(ValueError, match="stateful op HashTableV2.*get_next"):
+            words.map(table.lookup)
     with tf.Graph().as_default():
         elsewhere = tf.constant(2.0)
     with tf.Graph().as_default():
