@@ -64,6 +64,7 @@ class _WindowReducer:
             raise TypeError(f"group_by_window: `reduce_func` must be callable, got "
                             f"{type(reduce_func).__name__}")
         self._graph = graph_lib.Graph()
+        self._graph.seed = graph_lib.get_default_graph().seed  # random ops keep their seeds
         self.window = WindowDataset(element_spec)
         from tensorweave.ops import array_ops
         with self._graph.as_default():
