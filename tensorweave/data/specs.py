@@ -6,14 +6,7 @@ import numpy as np
 from tensorweave.framework import tensor_shape
 from tensorweave.data import structure
 from tensorweave.data.dataset import Dataset, IterationContext
-from tensorweave.data.structure import TensorSpec
-
-
-class TypeSpec:
-    """The base of value type descriptions (TF's tf.TypeSpec; TF 1.14 called it Structure)."""
-
-    def is_compatible_with(self, spec_or_value):
-        raise NotImplementedError
+from tensorweave.data.structure import TensorSpec, TypeSpec
 
 
 class DatasetSpec(TypeSpec):

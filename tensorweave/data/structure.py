@@ -15,7 +15,16 @@ from tensorweave.framework import tensor_shape
 from tensorweave.framework import tensor_util
 
 
-class TensorSpec:
+class TypeSpec:
+    """The base of value type descriptions (TF's tf.TypeSpec; TF 1.14 called it Structure)."""
+
+    __slots__ = ()
+
+    def is_compatible_with(self, spec_or_value):
+        raise NotImplementedError
+
+
+class TensorSpec(TypeSpec):
     """The dtype and static shape (unknown dims allowed) of one component."""
 
     __slots__ = ("shape", "dtype", "name")

@@ -132,7 +132,7 @@ def test_dataset_spec_get_structure_and_legacy_aliases():
     with pytest.raises(TypeError, match="element_spec"):
         tf.data.DatasetSpec([1, 2])
     assert exp.TensorStructure is tf.TensorSpec and exp.DatasetStructure is tf.data.DatasetSpec
-    assert isinstance(spec, exp.Structure)
+    assert isinstance(spec, exp.Structure) and isinstance(tf.TensorSpec([2]), exp.Structure)
 
 
 def test_numpy_iterator_is_an_iterator_of_numpy_nests():
