@@ -10,8 +10,7 @@ from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.data import structure
-from tensorweave.data.structure import TypeSpec
-from tensorweave.data.structure import TensorSpec
+from tensorweave.data.structure import TensorSpec, TypeSpec
 
 
 class OptionalSpec(TypeSpec):
