@@ -2,13 +2,19 @@
 Dataset and Iterator classes are tf.data's; the transformations are functions for
 `Dataset.apply` built from Dataset methods.
 
+The grouping, resampling and error-skipping transformations (group_by_window,
+bucket_by_sequence_length, group_by_reducer/Reducer, rejection_resample, ignore_errors) are
+tf.data.experimental's, which kept TF 1.x contrib's signatures.
+
 Not mapped: TF 1.3's `Dataset.map(num_threads=, output_buffer_size=)` keywords (use
-num_parallel_calls= and .prefetch()), and the transformations that need ops of their own
-(unbatch, scan, group_by_window, rejection_resample, ignore_errors, dense_to_sparse_batch).
+num_parallel_calls= and .prefetch()), and dense_to_sparse_batch (datasets hold dense tensors).
 """
 from tensorweave.data.dataset import Dataset  # noqa: F401
 from tensorweave.data.iterator_ops import Iterator  # noqa: F401
 from tensorweave.data.readers import TFRecordDataset  # noqa: F401
+from tensorweave.data.grouping import (group_by_window, bucket_by_sequence_length,  # noqa: F401
+                                       group_by_reducer, Reducer)
+from tensorweave.data.element_ops import ignore_errors, rejection_resample  # noqa: F401
 from tensorweave.framework import dtypes
 from tensorweave.framework.constant_op import constant
 

@@ -17,6 +17,15 @@ Limits, by design:
 - Prefetch and parallel-map threads are daemons; a prefetch thread stops when its iterator is
   re-initialized or collected with its session. interleave and num_parallel_reads interleave
   deterministically but read sequentially.
+- Elements are nests of dense tensors: SparseTensor, RaggedTensor and TensorArray elements
+  (dense_to_sparse_batch, dense_to_ragged_batch and their Structure names) are refused, and an
+  Optional is a (has_value, components) pair rather than a variant tensor (optional.py).
+- tf.data.Options are validated and merged as TF does; deterministic and
+  threading.private_threadpool_size change how a parallel map runs, the performance-only
+  options are accepted and not consulted (options.py says which).
+- Not here: the tf.data service, variant conversion (to_variant / from_variant), eager-only
+  debugging (enable_debug_mode, get_model_proto), and saving iterator state in checkpoints
+  (make_saveable_from_iterator).
 """
 from tensorweave.data.dataset import AUTOTUNE, Dataset  # noqa: F401
 from tensorweave.data.iterator_ops import (Iterator, make_initializable_iterator,  # noqa: F401
@@ -26,3 +35,7 @@ from tensorweave.data.readers import TFRecordDataset  # noqa: F401
 from tensorweave.data.file_datasets import TextLineDataset, FixedLengthRecordDataset  # noqa: F401
 from tensorweave.data.structure import TensorSpec  # noqa: F401
 from tensorweave.data import experimental  # noqa: F401
+from tensorweave.data.options import Options, ThreadingOptions  # noqa: F401
+from tensorweave.data.cardinality import (INFINITE_CARDINALITY,  # noqa: F401
+                                          UNKNOWN_CARDINALITY)
+from tensorweave.data.specs import DatasetSpec, NumpyIterator  # noqa: F401

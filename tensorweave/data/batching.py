@@ -10,7 +10,9 @@ import itertools
 import numpy as np
 
 from tensorweave.framework import dtypes
+from tensorweave.framework import graph as graph_lib
 from tensorweave.framework import tensor_shape
+from tensorweave.data import cardinality
 from tensorweave.data import structure
 from tensorweave.data.dataset import Dataset
 from tensorweave.data.structure import TensorSpec
@@ -33,6 +35,10 @@ class BatchDataset(Dataset):
         self._element_spec = structure.map_structure(
             lambda spec: TensorSpec(tensor_shape.TensorShape([dim]).concatenate(spec.shape),
                                     spec.dtype), input_dataset.element_spec)
+
+    def _cardinality(self, ctx):
+        return cardinality.of_batches(self._inputs[0]._cardinality(ctx),
+                                      int(ctx.value(self._batch_size)), self._drop_remainder)
 
     def _elements(self, ctx):
         size = int(ctx.value(self._batch_size))
@@ -101,8 +107,10 @@ class PaddedBatchDataset(Dataset):
         if len(values) != len(in_specs):
             raise ValueError(f"padded_batch(): padding_values has {len(values)} components, "
                              f"the elements have {len(in_specs)}")
+        # A Tensor padding value is folded if constant, else captured (bound at initialization).
         self._pad_values = [
             (b"" if spec.dtype is dtypes.string else 0) if value is None
+            else self._param(value, spec.dtype) if isinstance(value, graph_lib.Tensor)
             else structure.to_component(value, TensorSpec([], spec.dtype), "padding_values")
             for spec, value in zip(in_specs, values)]
         dim = _batch_dim(self, self._batch_size, self._drop_remainder)
@@ -110,20 +118,27 @@ class PaddedBatchDataset(Dataset):
             TensorSpec([dim] + dims, spec.dtype) for spec, (_, dims) in
             zip(in_specs, self._padded)])
 
+    def _cardinality(self, ctx):
+        return cardinality.of_batches(self._inputs[0]._cardinality(ctx),
+                                      int(ctx.value(self._batch_size)), self._drop_remainder)
+
     def _elements(self, ctx):
         size = int(ctx.value(self._batch_size))
+        pad_values = [structure.to_component(ctx.value(value), TensorSpec([], spec.dtype),
+                                             "padded_batch(): padding_values")
+                      for value, spec in zip(self._pad_values, self._inputs[0]._flat_specs())]
         source = self._inputs[0]._elements(ctx)
         try:
             while True:
                 elements = list(itertools.islice(source, size))
                 if not elements or (self._drop_remainder and len(elements) < size):
                     return
-                yield tuple(self._pad(index, parts) for index, parts in
+                yield tuple(self._pad(index, parts, pad_values[index]) for index, parts in
                             enumerate(zip(*elements)))
         finally:
             source.close()
 
-    def _pad(self, index, parts):
+    def _pad(self, index, parts, pad_value):
         fixed, _ = self._padded[index]
         largest = np.max([np.shape(p) for p in parts], axis=0) if parts[0].ndim else []
         target = [int(f if f is not None else m) for f, m in zip(fixed, largest)]
@@ -131,7 +146,7 @@ class PaddedBatchDataset(Dataset):
             if any(s > t for s, t in zip(np.shape(part), target)):
                 raise ValueError(f"padded_batch(): component {index} of shape {np.shape(part)} "
                                  f"does not fit its padded shape {target}")
-        out = np.full([len(parts)] + target, self._pad_values[index],
+        out = np.full([len(parts)] + target, pad_value,
                       dtype=parts[0].dtype)
         for row, part in enumerate(parts):
             out[(row,) + tuple(slice(0, s) for s in np.shape(part))] = part

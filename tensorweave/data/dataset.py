@@ -28,9 +28,18 @@ class IterationContext:
     """What one instantiation of a pipeline shares: the values of its captured tensors, and
     per-instantiation state (shuffle epoch counters, in-memory caches) keyed by dataset."""
 
-    def __init__(self, captured=None):
+    def __init__(self, captured=None, options=None):
         self.captured = captured or {}
         self.state = {}
+        self.options = options  # the pipeline's tf.data.Options (options.py), None = defaults
+        self.skip_errors = False  # inside ignore_errors(): drop elements whose function fails
+
+    def nested(self, captured):
+        """A context for a dataset made inside this pipeline (interleave): its own captured
+        values, this pipeline's state and options."""
+        inner = IterationContext(captured, self.options)
+        inner.state, inner.skip_errors = self.state, self.skip_errors
+        return inner
 
     def value(self, param):
         if isinstance(param, graph_lib.Tensor):
@@ -126,21 +135,9 @@ class Dataset:
         return _gather_batches(plan, batch_size, drop_remainder)
 
     def as_numpy_iterator(self):
-        """Iterates the dataset in plain Python, yielding nests of NumPy values (0-d values as
-        scalars and bytes, as Session.run returns them)."""
-        captures = self._captures()
-        if captures:
-            raise ValueError(f"This dataset captures tensor {captures[0].name}, whose value is "
-                             "only known in a session; iterate it through an initializable "
-                             "iterator instead.")
-        spec = self._element_spec
-        source = self._elements(IterationContext())
-        try:
-            for element in source:
-                yield structure.pack_as(spec, [c[()] if isinstance(c, np.ndarray) and not c.ndim
-                                               else c for c in element])
-        finally:
-            source.close()
+        """A NumpyIterator (specs.py) over the elements, in plain Python."""
+        from tensorweave.data import specs
+        return specs.NumpyIterator(self)
 
     # --- sources -----------------------------------------------------------------------------------
     @staticmethod
@@ -153,7 +150,8 @@ class Dataset:
 
     @staticmethod
     def from_generator(generator, output_types, output_shapes=None, args=None):
-        return GeneratorDataset(generator, output_types, output_shapes, args)
+        from tensorweave.data import combining
+        return combining.GeneratorDataset(generator, output_types, output_shapes, args)
 
     @staticmethod
     def range(*args, output_type=dtypes.int64):  # noqa: A003 - TF's name
@@ -161,7 +159,8 @@ class Dataset:
 
     @staticmethod
     def zip(datasets):  # noqa: A003 - TF's name
-        return ZipDataset(datasets)
+        from tensorweave.data import combining
+        return combining.ZipDataset(datasets)
 
     @staticmethod
     def list_files(file_pattern, shuffle=None, seed=None):
@@ -169,12 +168,35 @@ class Dataset:
         return readers.list_files(file_pattern, shuffle, seed)
 
     def concatenate(self, dataset):
-        return ConcatenateDataset(self, dataset)
+        from tensorweave.data import combining
+        return combining.ConcatenateDataset(self, dataset)
+
+    # --- options and cardinality ------------------------------------------------------------------
+    def with_options(self, options):
+        """This dataset with `options` (a tf.data.Options) merged over its own."""
+        from tensorweave.data import options as options_lib
+        return options_lib.OptionsDataset(self, options)
+
+    def options(self):
+        """The tf.data.Options in effect: the merge of its inputs' and its own (options.py)."""
+        from tensorweave.data import options as options_lib
+        return options_lib.pipeline_options(self)
+
+    def _cardinality(self, ctx):
+        """The number of elements (cardinality.INFINITE / UNKNOWN allowed), reading parameters
+        through `ctx`; transformations that know it override this."""
+        from tensorweave.data import cardinality
+        return cardinality.UNKNOWN
+
+    def cardinality(self):
+        """The number of elements as a scalar int64 tensor; -1 infinite, -2 unknown."""
+        from tensorweave.data import cardinality
+        return cardinality.cardinality(self)
 
     # --- transformations (defined in their own modules) -------------------------------------------
-    def map(self, map_func, num_parallel_calls=None):  # noqa: A003 - TF's name
+    def map(self, map_func, num_parallel_calls=None, deterministic=None):  # noqa: A003
         from tensorweave.data import transformations
-        return transformations.MapDataset(self, map_func, num_parallel_calls)
+        return transformations.MapDataset(self, map_func, num_parallel_calls, deterministic)
 
     def filter(self, predicate):  # noqa: A003 - TF's name
         from tensorweave.data import transformations
@@ -199,8 +221,8 @@ class Dataset:
                                            drop_remainder)
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True):
-        from tensorweave.data import transformations
-        return transformations.ShuffleDataset(self, buffer_size, seed, reshuffle_each_iteration)
+        from tensorweave.data import shuffling
+        return shuffling.ShuffleDataset(self, buffer_size, seed, reshuffle_each_iteration)
 
     def repeat(self, count=None):
         from tensorweave.data import transformations
@@ -219,8 +241,8 @@ class Dataset:
         return transformations.ShardDataset(self, num_shards, index)
 
     def cache(self, filename=""):
-        from tensorweave.data import transformations
-        return transformations.CacheDataset(self, filename)
+        from tensorweave.data import readers
+        return readers.CacheDataset(self, filename)
 
     def prefetch(self, buffer_size):
         from tensorweave.data import prefetch
@@ -308,6 +330,9 @@ class TensorSliceDataset(Dataset):
                              f"dimensions {sorted(counts)}")
         return arrays
 
+    def _cardinality(self, ctx):
+        return len(self._arrays(ctx)[0])
+
     def _index_plan(self, ctx):
         arrays = self._arrays(ctx)
         return arrays, iter(range(len(arrays[0])))
@@ -328,6 +353,9 @@ class TensorDataset(Dataset):
         self._leaves = [self._param(leaf, leaf.dtype) if isinstance(leaf, graph_lib.Tensor)
                         else leaf for leaf in leaves]
 
+    def _cardinality(self, ctx):
+        return 1
+
     def _elements(self, ctx):
         yield tuple(np.asarray(ctx.value(leaf)) for leaf in self._leaves)
 
@@ -342,6 +370,10 @@ class RangeDataset(Dataset):
         super().__init__([], TensorSpec([], self._dtype))
         self._args = [self._param(arg) for arg in args]
 
+    def _cardinality(self, ctx):
+        bounds = [int(ctx.value(arg)) for arg in self._args]
+        return 0 if len(bounds) == 3 and bounds[2] == 0 else len(range(*bounds))
+
     def _elements(self, ctx):
         bounds = [int(ctx.value(arg)) for arg in self._args]
         if len(bounds) == 3 and bounds[2] == 0:
@@ -349,84 +381,3 @@ class RangeDataset(Dataset):
         make = self._dtype.np_dtype.type
         for value in range(*bounds):
             yield (make(value),)
-
-
-class GeneratorDataset(Dataset):
-    """Elements from a Python generator; each iterator calls `generator(*args)` afresh."""
-
-    def __init__(self, generator, output_types, output_shapes=None, args=None):
-        if not callable(generator):
-            raise TypeError("from_generator(): `generator` must be a callable that returns an "
-                            "iterable (e.g. a generator function), got "
-                            f"{type(generator).__name__}")
-        super().__init__([], structure.spec_from_types_and_shapes(output_types, output_shapes))
-        self._generator = generator
-        self._args = [self._param(structure.normalize_value(arg), structure.spec_of(
-            structure.normalize_value(arg)).dtype) for arg in (args or ())]
-
-    def _elements(self, ctx):
-        spec = self._element_spec
-        flat_specs = self._flat_specs()
-        args = [_python_value(ctx.value(arg)) for arg in self._args]
-        for value in self._generator(*args):
-            if isinstance(value, list) and isinstance(spec, tuple):
-                value = tuple(value)
-            if not structure.same_structure(spec, value) and structure.is_nested(spec):
-                raise TypeError(f"from_generator(): the generator yielded {value!r}, which does "
-                                f"not have the structure of output_types {self.output_types}")
-            leaves = structure.flatten(value) if structure.is_nested(spec) else [value]
-            yield tuple(structure.to_component(leaf, leaf_spec, "from_generator()")
-                        for leaf, leaf_spec in zip(leaves, flat_specs))
-
-
-def _python_value(value):
-    """Arguments reach a generator as Python scalars/bytes (arrays when not 0-d)."""
-    array = np.asarray(value)
-    return array.item() if array.ndim == 0 else array
-
-
-class ZipDataset(Dataset):
-    """Elements of several datasets side by side, in the nest the datasets were given in."""
-
-    def __init__(self, datasets):
-        if isinstance(datasets, list):
-            datasets = tuple(datasets)
-        children = structure.flatten(datasets)
-        for child in children:
-            if not isinstance(child, Dataset):
-                raise TypeError(f"Dataset.zip() takes a nest of datasets, got "
-                                f"{type(child).__name__}")
-        super().__init__(children, structure.pack_as(datasets,
-                                                     [c.element_spec for c in children]))
-
-    def _elements(self, ctx):
-        sources = [child._elements(ctx) for child in self._inputs]
-        try:
-            for parts in zip(*sources):
-                yield tuple(component for part in parts for component in part)
-        finally:
-            for source in sources:
-                source.close()
-
-
-class ConcatenateDataset(Dataset):
-    """The elements of one dataset, then those of another with the same structure and types."""
-
-    def __init__(self, first, second):
-        if not structure.same_structure(first.element_spec, second.element_spec):
-            raise TypeError(f"concatenate(): the datasets have different structures "
-                            f"({first.element_spec} vs {second.element_spec})")
-        try:
-            specs = [a.most_specific_compatible(b) for a, b in
-                     zip(first._flat_specs(), second._flat_specs())]
-        except TypeError as exc:
-            raise TypeError(f"concatenate(): {exc}") from None
-        super().__init__([first, second], structure.pack_as(first.element_spec, specs))
-
-    def _elements(self, ctx):
-        for child in self._inputs:
-            source = child._elements(ctx)
-            try:
-                yield from source
-            finally:
-                source.close()

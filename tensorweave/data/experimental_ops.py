@@ -1,12 +1,8 @@
 """`tf.data.experimental` transformations and sources, and the Dataset methods built on them
-(enumerate, unbatch, reduce): Counter, RandomDataset, sample_from_datasets,
-choose_from_datasets, scan, take_while, unique, enumerate_dataset, unbatch, map_and_batch,
-shuffle_and_repeat, parallel_interleave, prefetch_to_device / copy_to_device (this process's
-CPU only), get_single_element.
-
-When sampling or choosing, a dataset that has ended is skipped (the others go on); the whole
-ends when every input has ended or (choose) when the choices end, as TF 1.x's directed
-interleave does."""
+(enumerate, unbatch, reduce): Counter, RandomDataset, scan, take_while, unique,
+enumerate_dataset, unbatch, map_and_batch, shuffle_and_repeat, parallel_interleave,
+prefetch_to_device / copy_to_device (this process's CPU only), get_single_element.
+sample_from_datasets and choose_from_datasets are in sampling.py."""
 import itertools
 
 import numpy as np
@@ -15,6 +11,7 @@ from tensorweave.framework import dtypes
 from tensorweave.framework import random_seed
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.device import DeviceSpec
+from tensorweave.data import cardinality
 from tensorweave.data import structure
 from tensorweave.data.dataset import Dataset
 from tensorweave.data.functions import StructuredFunction
@@ -36,6 +33,9 @@ class CounterDataset(Dataset):
         super().__init__([], TensorSpec([], self._dtype))
         self._start, self._step = self._param(start, self._dtype), self._param(step, self._dtype)
 
+    def _cardinality(self, ctx):
+        return cardinality.INFINITE
+
     def _elements(self, ctx):
         make = self._dtype.np_dtype.type
         start, step = ctx.value(self._start), ctx.value(self._step)
@@ -54,6 +54,9 @@ class RandomDataset(Dataset):
         super().__init__([], TensorSpec([], dtypes.int64))
         self._seed_pair = _seeds(seed)
 
+    def _cardinality(self, ctx):
+        return cardinality.INFINITE
+
     def _elements(self, ctx):
         rng = np.random.default_rng(list(self._seed_pair))
         info = np.iinfo(np.int64)
@@ -61,120 +64,6 @@ class RandomDataset(Dataset):
             for value in rng.integers(info.min, info.max, size=256, dtype=np.int64,
                                       endpoint=True):
                 yield (value,)
-
-
-def _check_same_structure(datasets, what):
-    first = datasets[0].element_spec
-    for dataset in datasets[1:]:
-        if not structure.same_structure(first, dataset.element_spec) or [
-                s.dtype for s in structure.flatten(first)] != [
-                s.dtype for s in structure.flatten(dataset.element_spec)]:
-            raise TypeError(f"{what}: the datasets have different structures or types "
-                            f"({first} vs {dataset.element_spec})")
-    specs = [structure.flatten(d.element_spec) for d in datasets]
-    merged = [TensorSpec(_common(*[s.shape for s in column]), column[0].dtype)
-              for column in zip(*specs)]
-    return structure.pack_as(first, merged)
-
-
-def _common(*shapes):
-    result = shapes[0]
-    for shape in shapes[1:]:
-        if result.ndims != shape.ndims or result.ndims is None:
-            return tensor_shape.unknown_shape()
-        result = tensor_shape.TensorShape([a if a == b else None for a, b in
-                                           zip(result.as_list(), shape.as_list())])
-    return result
-
-
-class _DirectedInterleave(Dataset):
-    """Takes each next element from the input dataset a chooser names, skipping ended ones."""
-
-    def __init__(self, datasets, element_spec, choices=None):
-        super().__init__(list(datasets) + ([choices] if choices is not None else []),
-                         element_spec)
-        self._count = len(datasets)
-        self._has_choices = choices is not None
-
-    def _choices(self, ctx, alive):
-        raise NotImplementedError
-
-    def _elements(self, ctx):
-        sources = [d._elements(ctx) for d in self._inputs[:self._count]]
-        alive = [True] * self._count
-        try:
-            for index in self._choices(ctx, alive):
-                if not alive[index]:
-                    continue
-                element = next(sources[index], None)
-                if element is None:
-                    alive[index] = False
-                    if not any(alive):
-                        return
-                    continue
-                yield element
-        finally:
-            for source in sources:
-                source.close()
-
-
-class _SampleDataset(_DirectedInterleave):
-    def __init__(self, datasets, weights, seed):
-        super().__init__(datasets, _check_same_structure(datasets, "sample_from_datasets"))
-        probabilities = np.asarray(weights if weights is not None else
-                                   [1.0] * len(datasets), dtype=np.float64)
-        if probabilities.shape != (len(datasets),) or np.any(probabilities < 0) or \
-                probabilities.sum() <= 0:
-            raise ValueError(f"sample_from_datasets: weights must be {len(datasets)} "
-                             f"non-negative numbers with a positive sum, got {weights}")
-        self._probabilities = probabilities / probabilities.sum()
-        self._seed_pair = _seeds(seed)
-
-    def _choices(self, ctx, alive):
-        rng = np.random.default_rng(list(self._seed_pair))
-        while any(alive):
-            yield from rng.choice(self._count, size=64, p=self._probabilities)
-
-
-class _ChooseDataset(_DirectedInterleave):
-    def __init__(self, datasets, choice_dataset):
-        spec = choice_dataset.element_spec
-        if structure.is_nested(spec) or spec.dtype != dtypes.int64 or spec.shape.ndims not in (
-                None, 0):
-            raise TypeError(f"choose_from_datasets: choice_dataset must give scalar int64, got "
-                            f"{spec}")
-        super().__init__(datasets, _check_same_structure(datasets, "choose_from_datasets"),
-                         choice_dataset)
-
-    def _choices(self, ctx, alive):
-        choices = self._inputs[-1]._elements(ctx)
-        try:
-            for (choice,) in choices:
-                index = int(choice)
-                if not 0 <= index < self._count:
-                    from tensorweave.framework import errors
-                    raise errors.InvalidArgumentError(None, None, f"choose_from_datasets: "
-                                                      f"choice {index} is not in [0, "
-                                                      f"{self._count})")
-                yield index
-        finally:
-            choices.close()
-
-
-def sample_from_datasets(datasets, weights=None, seed=None):
-    """Elements drawn from `datasets` at random, dataset i with probability weights[i]."""
-    datasets = list(datasets)
-    if not datasets:
-        raise ValueError("sample_from_datasets needs at least one dataset")
-    return _SampleDataset(datasets, weights, seed)
-
-
-def choose_from_datasets(datasets, choice_dataset):
-    """Each next element from datasets[c] for the next c of `choice_dataset` (int64)."""
-    datasets = list(datasets)
-    if not datasets:
-        raise ValueError("choose_from_datasets needs at least one dataset")
-    return _ChooseDataset(datasets, choice_dataset)
 
 
 # --- stateful and element-wise transformations -------------------------------------------------
@@ -205,6 +94,9 @@ class _ScanDataset(Dataset):
         self._state_size = len(self._state_leaves)
         super().__init__([input_dataset], out[0] if emit_state_only else out[1])
         self._emit_state_only = emit_state_only
+
+    def _cardinality(self, ctx):
+        return 1 if self._emit_state_only else self._inputs[0]._cardinality(ctx)
 
     def _elements(self, ctx):
         state = tuple(self._state_leaves)
@@ -293,6 +185,9 @@ class _EnumerateDataset(Dataset):
         super().__init__([input_dataset], (TensorSpec([], dtypes.int64),
                                            input_dataset.element_spec))
         self._start = self._param(start)
+
+    def _cardinality(self, ctx):
+        return self._inputs[0]._cardinality(ctx)
 
     def _elements(self, ctx):
         start = int(ctx.value(self._start))

@@ -11,6 +11,7 @@ import numpy as np
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework import tensor_util
+from tensorweave.framework import file_access
 from tensorweave.framework import tfrecord
 from tensorweave.data.dataset import Dataset
 from tensorweave.data.structure import TensorSpec
@@ -53,7 +54,9 @@ class _FileDataset(Dataset):
         raise NotImplementedError
 
     def _elements(self, ctx):
-        streams = (self._file_elements(path) for path in self._paths(ctx))
+        # On a server the file names come from the graph's sender: ask the policy first.
+        streams = (self._file_elements(path) for path in self._paths(ctx)
+                   if file_access.check_path(self._what, path, "r"))
         if self._cycle == 1:
             for stream in streams:
                 yield from stream

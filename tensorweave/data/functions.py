@@ -11,16 +11,20 @@ A traced function whose ops are all elementwise (and that reads no state) is *ve
 `map(f).batch(n)` then runs f once per batch on the stacked components instead of n times,
 which gives the same values (elementwise ops commute with stacking).
 
-Limits: a traced function runs in its own graph, so it cannot use tensors or variables of the
-graph that builds the pipeline (create constants inside it, or pass NumPy values).
+Limits: a traced function runs in a graph and session of its own (a function body of the
+graph that builds the pipeline): tensors of that graph it uses are captured, which works for
+constants (folded in when traced); a variable, or a tensor whose value only a session knows,
+is refused with an error saying how to pass it instead.
 """
 import warnings
 
 import numpy as np
 
 from tensorweave.framework import dtypes
+from tensorweave.framework import function_graph
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework import tensor_shape
+from tensorweave.framework import tensor_util
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.data import structure
 from tensorweave.data.structure import TensorSpec
@@ -69,6 +73,7 @@ class StructuredFunction:
         self._returns_dataset = returns_dataset
         self._batched = None
         self.vectorizable = False
+        self._outer = graph_lib.get_default_graph()  # where the pipeline is built
         try:
             self._trace()
             self.mode = "graph"
@@ -78,9 +83,8 @@ class StructuredFunction:
 
     # --- tracing ---------------------------------------------------------------------------------
     def _trace(self, batched=False):
-        outer = graph_lib.get_default_graph()
-        graph = graph_lib.Graph()
-        graph.seed = outer.seed
+        # A function body of the pipeline's graph: its tensors used inside are captured.
+        graph = function_graph.FuncGraph("tf_data_function", outer_graph=self._outer)
         in_specs = structure.flatten(self._input_spec)
         with graph.as_default():
             placeholders = [array_ops.placeholder(
@@ -100,8 +104,13 @@ class StructuredFunction:
                 outputs = self._dataset_outputs(result, graph)
             else:
                 outputs = [self._as_tensor(leaf, graph) for leaf in structure.flatten(result)]
+        graph._building_function = False
+        captured = self._captured_constants(graph)
         session = Session(graph=graph)
-        runner = session.make_callable(list(outputs), feed_list=placeholders)
+        feed_runner = session.make_callable(list(outputs), feed_list=placeholders + [
+            placeholder for placeholder, _ in captured])
+        constants = tuple(value for _, value in captured)
+        runner = (lambda *flat: feed_runner(*flat, *constants)) if constants else feed_runner
         if batched:
             self._batched = (runner, session)
             return
@@ -114,11 +123,41 @@ class StructuredFunction:
             self.vectorizable = _is_elementwise(graph, placeholders, outputs)
         self._wrap_strings = [t.dtype is dtypes.string for t in outputs]
 
+    def _captured_constants(self, graph):
+        """(placeholder, value) for each tensor of the pipeline's graph the function uses: it
+        runs in a session of its own, so only values known now (constants) can go in."""
+        if graph.mirrored_variables:
+            raise ValueError(f"{self._describe()} uses variable "
+                             f"{graph.mirrored_variables[0].name} of the graph that builds the "
+                             "pipeline; tf.data functions run in a graph of their own here: "
+                             "pass the value through the dataset instead.")
+        pairs = []
+        for outer, placeholder in zip(graph.captured_outer, graph.inputs):
+            value = tensor_util.constant_value(outer)
+            if value is None and outer.op.op_def.is_stateful:
+                raise ValueError(f"{self._describe()} uses {outer.name}, the output of the "
+                                 f"stateful op {outer.op.type} (a table, variable or queue of "
+                                 "the pipeline's graph). Those live in the session that runs "
+                                 "that graph, while tf.data functions run in a session of their "
+                                 "own here: apply it to the iterator's get_next() instead.")
+            if value is None:
+                raise ValueError(f"{self._describe()} uses {outer.name} of the graph that "
+                                 "builds the pipeline, whose value is not a constant; tf.data "
+                                 "functions run in a graph of their own here, so only constants "
+                                 "can be captured: compute it inside the function or pass it "
+                                 "through the dataset (e.g. zip with from_tensors(v).repeat()).")
+            pairs.append((placeholder, np.asarray(value)))
+        return pairs
+
     def _as_tensor(self, leaf, graph):
         if hasattr(leaf, "_element_spec"):
             raise TypeError(f"{self._describe()} returned a Dataset; use interleave() or "
                             "flat_map() for functions that return datasets.")
+        # ValueError, not TypeError: a TypeError would send the function to NumPy mode.
+        structure.check_dense(leaf, f"{self._describe()} returned a value that", ValueError)
         tensor = convert_to_tensor(leaf)
+        if tensor.graph is self._outer:  # returned as is: an output of the body captures it
+            tensor = array_ops.identity(tensor)
         if tensor.graph is not graph:
             raise ValueError(f"{self._describe()} returned {tensor.name}, a tensor of another "
                              "graph; functions of tf.data transformations are traced into their "

@@ -10,6 +10,7 @@ The dataset reaches the kernels through the registry of kernels/dataset.py, wrap
 """
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.device import DeviceSpec
+from tensorweave.data import options
 from tensorweave.data import structure
 from tensorweave.data.dataset import Dataset, IterationContext
 from tensorweave.kernels import dataset as dataset_kernels
@@ -24,9 +25,10 @@ class _Source:
         self.captures = dataset._captures()
         self.output_types = [spec.dtype for spec in dataset._flat_specs()]
         self.description = type(dataset).__name__
+        self.options = options.pipeline_options(dataset)
 
     def make_iterator(self, captured_values):
-        ctx = IterationContext(dict(zip(map(id, self.captures), captured_values)))
+        ctx = IterationContext(dict(zip(map(id, self.captures), captured_values)), self.options)
         return self.dataset._elements(ctx)
 
 

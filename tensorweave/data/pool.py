@@ -62,35 +62,67 @@ def _map_chunk(fn, items):
     return results, None
 
 
-def ordered_map(fn, source, parallelism, chunk_size=CHUNK_SIZE):
-    """fn over `source`'s items, up to `parallelism` chunks of `chunk_size` consecutive items in
-    flight, results in input order; an error (of fn or upstream) surfaces after the results of
-    the items before it."""
+def _next_chunk(source, chunk_size):
+    """(items, error, exhausted): up to chunk_size items of `source`; an upstream error ends
+    the chunk and is handed on with the items before it."""
+    items = []
+    try:
+        for _ in range(chunk_size):
+            items.append(next(source))
+    except StopIteration:
+        return items, None, True
+    except Exception as exc:  # an upstream error keeps its place in the order
+        return items, exc, True
+    return items, None, False
+
+
+def _mapped_chunks(fn, source, parallelism, chunk_size, take_done):
+    """Keeps up to `parallelism` chunks of fn calls in flight; take_done(pending) waits for
+    and removes the futures to hand out next (in order, or as they finish)."""
     _ensure_threads(parallelism)
     pending = collections.deque()
     exhausted = False
     try:
         while True:
             while not exhausted and len(pending) < parallelism:
-                items, error = [], None
-                try:
-                    for _ in range(chunk_size):
-                        items.append(next(source))
-                except StopIteration:
-                    exhausted = True
-                except Exception as exc:  # an upstream error keeps its place in the order
-                    error, exhausted = exc, True
+                items, error, exhausted = _next_chunk(source, chunk_size)
                 if items:
                     pending.append(submit(lambda chunk: _map_chunk(fn, chunk), items))
                 if error is not None:
                     pending.append(_failed(error))
             if not pending:
                 return
-            results, error = pending.popleft().result()
-            yield from results
-            if error is not None:
-                raise error
+            for future in take_done(pending):
+                results, error = future.result()
+                yield from results
+                if error is not None:
+                    raise error
     finally:
         for future in pending:
             future.cancel()
         source.close()
+
+
+def _first(pending):
+    return [pending.popleft()]
+
+
+def _finished(pending):
+    done, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+    for future in done:
+        pending.remove(future)
+    return done
+
+
+def ordered_map(fn, source, parallelism, chunk_size=CHUNK_SIZE):
+    """fn over `source`'s items, up to `parallelism` chunks of `chunk_size` consecutive items in
+    flight, results in input order; an error (of fn or upstream) surfaces after the results of
+    the items before it."""
+    return _mapped_chunks(fn, source, parallelism, chunk_size, _first)
+
+
+def unordered_map(fn, source, parallelism, chunk_size=CHUNK_SIZE):
+    """fn over `source`'s items like ordered_map, but each chunk's results are handed out as
+    soon as that chunk is done (deterministic=False): a slow element does not hold back those
+    after it. An error surfaces once the chunks finished before it are out."""
+    return _mapped_chunks(fn, source, parallelism, chunk_size, _finished)

@@ -22,6 +22,9 @@ class PrefetchDataset(Dataset):
         if static is not None and static < 0 and static != AUTOTUNE:
             raise ValueError(f"prefetch(): buffer_size must be >= 0 or AUTOTUNE, got {static}")
 
+    def _cardinality(self, ctx):
+        return self._inputs[0]._cardinality(ctx)
+
     def _elements(self, ctx):
         size = int(ctx.value(self._buffer_size))
         size = AUTOTUNE_BUFFER if size == AUTOTUNE else size

@@ -10,11 +10,21 @@ import numpy as np
 
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
+from tensorweave.framework import sparse_tensor
 from tensorweave.framework import tensor_shape
 from tensorweave.framework import tensor_util
 
 
-class TensorSpec:
+class TypeSpec:
+    """The base of value type descriptions (TF's tf.TypeSpec; TF 1.14 called it Structure)."""
+
+    __slots__ = ()
+
+    def is_compatible_with(self, spec_or_value):
+        raise NotImplementedError
+
+
+class TensorSpec(TypeSpec):
     """The dtype and static shape (unknown dims allowed) of one component."""
 
     __slots__ = ("shape", "dtype", "name")
@@ -106,8 +116,17 @@ def same_structure(a, b):
     return True
 
 
+def check_dense(value, what, error=TypeError):
+    """Refuses sparse values clearly: tensorweave datasets hold dense components only."""
+    if isinstance(value, (sparse_tensor.SparseTensor, sparse_tensor.SparseTensorValue)):
+        raise error(f"{what}: got a SparseTensor; tensorweave datasets hold dense tensors "
+                        "only (convert it with tf.sparse.to_dense, or keep its indices, values "
+                        "and dense_shape as three components)")
+
+
 def normalize_value(value):
     """A user value as a nest whose leaves are Tensors or NumPy arrays (TF's dtype defaults)."""
+    check_dense(value, "tf.data")
     if isinstance(value, dict):
         return {key: normalize_value(item) for key, item in value.items()}
     if _is_namedtuple(value):

@@ -1,4 +1,5 @@
-"""Unary transformations: map, filter, interleave, shuffle, repeat, take, skip, shard, cache.
+"""Unary transformations: map, filter, interleave, repeat, take, skip, shard (shuffle is in
+shuffling.py, cache in readers.py beside its file form).
 
 Transformations that only choose or reorder elements (shuffle, repeat, take, skip, shard) also
 work on *index plans* (dataset.py): over sliced arrays they pass row indices instead of elements,
@@ -8,22 +9,24 @@ order does not depend on which one runs.
 import itertools
 import os
 
-import numpy as np
-
 from tensorweave.framework import dtypes
-from tensorweave.framework import random_seed
+from tensorweave.data import cardinality
 from tensorweave.data import structure
 from tensorweave.data.dataset import AUTOTUNE, Dataset
 from tensorweave.data.functions import StructuredFunction
 from tensorweave.data import pool
+from tensorweave.data import options as options_lib
 
 
 class MapDataset(Dataset):
     """`map_func` applied to every element; with num_parallel_calls, on a thread pool, keeping
-    the input order."""
+    the input order unless `deterministic` (or else the pipeline's options) is False."""
 
-    def __init__(self, input_dataset, map_func, num_parallel_calls=None):
+    def __init__(self, input_dataset, map_func, num_parallel_calls=None, deterministic=None):
         self._fn = StructuredFunction(map_func, input_dataset.element_spec, "map")
+        if deterministic is not None and not isinstance(deterministic, bool):
+            raise TypeError(f"map(): deterministic must be a bool or None, got {deterministic!r}")
+        self._deterministic = deterministic
         super().__init__([input_dataset], self._fn.output_spec)
         if num_parallel_calls == AUTOTUNE:
             num_parallel_calls = os.cpu_count() or 2
@@ -32,21 +35,30 @@ class MapDataset(Dataset):
                              f"{num_parallel_calls}")
         self._parallelism = int(num_parallel_calls or 1)
 
+    def _cardinality(self, ctx):
+        return self._inputs[0]._cardinality(ctx)
+
     def _elements(self, ctx):
         source = self._inputs[0]._elements(ctx)
-        if self._parallelism > 1:
-            yield from pool.ordered_map(self._fn, source, self._parallelism)
+        fn = _skipping(self._fn) if ctx.skip_errors else self._fn
+        parallelism = self._parallelism
+        if parallelism > 1 and ctx.options is not None:
+            parallelism = options_lib.parallelism(ctx.options, parallelism)
+        if parallelism > 1:
+            deterministic = self._deterministic
+            if deterministic is None and ctx.options is not None:
+                deterministic = ctx.options.deterministic
+            run = pool.ordered_map if deterministic is not False else pool.unordered_map
+            yield from _without_skipped(run(fn, source, parallelism))
             return
-        fn = self._fn
         try:
-            for element in source:
-                yield fn(element)
+            yield from _without_skipped(fn(element) for element in source)
         finally:
             source.close()
 
     def _batches(self, ctx, batch_size, drop_remainder):
         """Batch first, then map once per batch, when the function is elementwise."""
-        if not self._fn.vectorizable:
+        if not self._fn.vectorizable or ctx.skip_errors:
             return None
         from tensorweave.data import batching
         child = self._inputs[0]
@@ -54,6 +66,28 @@ class MapDataset(Dataset):
         if inner is None:
             inner = batching.stacked_batches(child._elements(ctx), batch_size, drop_remainder)
         return _mapped(self._fn.call_batched, inner)
+
+
+_SKIPPED = object()
+
+
+def _skipping(fn):
+    """fn, returning _SKIPPED where it raises (the elements ignore_errors drops)."""
+    def call(element):
+        try:
+            return fn(element)
+        except Exception:  # noqa: BLE001 - ignore_errors drops the element, whatever failed
+            return _SKIPPED
+    return call
+
+
+def _without_skipped(results):
+    try:
+        for result in results:
+            if result is not _SKIPPED:
+                yield result
+    finally:
+        results.close()
 
 
 def _mapped(fn, source):
@@ -77,10 +111,11 @@ class FilterDataset(Dataset):
 
     def _elements(self, ctx):
         source = self._inputs[0]._elements(ctx)
-        fn = self._fn
+        fn = _skipping(self._fn) if ctx.skip_errors else self._fn
         try:
             for element in source:
-                if fn(element)[0]:
+                keep = fn(element)
+                if keep is not _SKIPPED and keep[0]:
                     yield element
         finally:
             source.close()
@@ -101,11 +136,8 @@ class InterleaveDataset(Dataset):
         self._block_length = self._param(block_length)
 
     def _open(self, element, ctx):
-        from tensorweave.data.dataset import IterationContext
         dataset, values = self._fn(element)
-        inner = IterationContext(dict(zip(map(id, dataset._captures()), values)))
-        inner.state = ctx.state
-        return dataset._elements(inner)
+        return dataset._elements(ctx.nested(dict(zip(map(id, dataset._captures()), values))))
 
     def _elements(self, ctx):
         cycle_length = int(ctx.value(self._cycle_length))
@@ -161,90 +193,6 @@ def interleave_streams(streams, cycle_length, block_length):
 _END = object()
 
 
-class ShuffleDataset(Dataset):
-    """Fills a buffer with `buffer_size` elements and outputs one picked uniformly at random,
-    replacing it with the next input element.
-
-    Randomness: the n-th pick of an epoch takes position floor(u * len(buffer)), u being the
-    generator's n-th `random()` draw; the generator is `np.random.default_rng([graph seed, op
-    seed, epoch])` with the seeds of `tf.set_random_seed`/`seed` (fresh entropy without both).
-    `epoch` counts the times this dataset has been iterated in one iterator instantiation when
-    `reshuffle_each_iteration`, else it is always 0 (every epoch in the same order).
-    """
-
-    def __init__(self, input_dataset, buffer_size, seed=None, reshuffle_each_iteration=True):
-        super().__init__([input_dataset], input_dataset.element_spec)
-        self._buffer_size = self._param(buffer_size)
-        static = self._static_int(self._buffer_size)
-        if static is not None and static < 1:
-            raise ValueError(f"shuffle(): buffer_size must be >= 1, got {static}")
-        graph_seed, op_seed = random_seed.get_seed(None if seed is None else int(seed))
-        self._seeds = None if graph_seed is None else (graph_seed & 0xFFFFFFFF,
-                                                        op_seed & 0xFFFFFFFF)
-        self._reshuffle = bool(reshuffle_each_iteration)
-
-    def _generator(self, ctx):
-        key = ("shuffle", id(self))
-        epoch = ctx.state.get(key, 0)
-        if self._reshuffle:
-            ctx.state[key] = epoch + 1
-        seeds = self._seeds
-        if seeds is None:
-            seeds = ctx.state.setdefault(("shuffle-seed", id(self)), tuple(
-                int(s) for s in np.random.SeedSequence().generate_state(2)))
-        return np.random.default_rng([seeds[0], seeds[1], epoch])
-
-    def _elements(self, ctx):
-        source = self._inputs[0]._elements(ctx)
-        try:
-            yield from shuffled(source, int(ctx.value(self._buffer_size)), self._generator(ctx))
-        finally:
-            source.close()
-
-    def _index_plan(self, ctx):
-        plan = self._inputs[0]._index_plan(ctx)
-        if plan is None:
-            return None
-        arrays, indices = plan
-        return arrays, shuffled(indices, int(ctx.value(self._buffer_size)),
-                                self._generator(ctx))
-
-
-def shuffled(items, buffer_size, rng):
-    """The buffered shuffle of `items` (see ShuffleDataset for the exact draws)."""
-    if buffer_size < 1:
-        raise ValueError(f"shuffle(): buffer_size must be >= 1, got {buffer_size}")
-    draws = _Draws(rng)
-    buffer = list(itertools.islice(items, buffer_size))
-    for item in items:
-        position = int(draws.next() * len(buffer))
-        out = buffer[position]
-        buffer[position] = item
-        yield out
-    while buffer:
-        position = int(draws.next() * len(buffer))
-        out = buffer[position]
-        buffer[position] = buffer[-1]
-        buffer.pop()
-        yield out
-
-
-class _Draws:
-    """Uniform draws taken from the generator in blocks (one NumPy call per 1024 draws)."""
-
-    __slots__ = ("_rng", "_block", "_next")
-
-    def __init__(self, rng):
-        self._rng, self._block, self._next = rng, (), 0
-
-    def next(self):
-        if self._next == len(self._block):
-            self._block, self._next = self._rng.random(1024).tolist(), 0
-        value = self._block[self._next]
-        self._next += 1
-        return value
-
-
 class RepeatDataset(Dataset):
     """The input `count` times (forever for None or -1). A repetition that yields nothing ends
     it, so repeating an empty dataset forever terminates."""
@@ -252,6 +200,10 @@ class RepeatDataset(Dataset):
     def __init__(self, input_dataset, count=None):
         super().__init__([input_dataset], input_dataset.element_spec)
         self._count = self._param(-1 if count is None else count)
+
+    def _cardinality(self, ctx):
+        return cardinality.of_repeat(self._inputs[0]._cardinality(ctx),
+                                     int(ctx.value(self._count)))
 
     def _epochs(self, ctx):
         count = int(ctx.value(self._count))
@@ -293,52 +245,55 @@ class RepeatDataset(Dataset):
         return arrays, chained()
 
 
-class TakeDataset(Dataset):
+class RowSelection(Dataset):
+    """A transformation that only picks and orders input elements: `_select(ctx, items)` runs
+    alike over the input's elements and over its index plan's row indices."""
+
+    def _select(self, ctx, items):
+        raise NotImplementedError
+
+    def _elements(self, ctx):
+        source = self._inputs[0]._elements(ctx)
+        try:
+            yield from self._select(ctx, source)
+        finally:
+            source.close()
+
+    def _index_plan(self, ctx):
+        plan = self._inputs[0]._index_plan(ctx)
+        return None if plan is None else (plan[0], self._select(ctx, plan[1]))
+
+
+class TakeDataset(RowSelection):
     """The first `count` elements (all for -1)."""
 
     def __init__(self, input_dataset, count):
         super().__init__([input_dataset], input_dataset.element_spec)
         self._count = self._param(count)
 
-    def _limit(self, ctx):
+    def _cardinality(self, ctx):
+        return cardinality.of_take(self._inputs[0]._cardinality(ctx),
+                                   int(ctx.value(self._count)))
+
+    def _select(self, ctx, items):
         count = int(ctx.value(self._count))
-        return None if count < 0 else count
-
-    def _elements(self, ctx):
-        source = self._inputs[0]._elements(ctx)
-        try:
-            yield from itertools.islice(source, self._limit(ctx))
-        finally:
-            source.close()
-
-    def _index_plan(self, ctx):
-        plan = self._inputs[0]._index_plan(ctx)
-        return None if plan is None else (plan[0], itertools.islice(plan[1], self._limit(ctx)))
+        return itertools.islice(items, None if count < 0 else count)
 
 
-class SkipDataset(Dataset):
+class SkipDataset(RowSelection):
     """All but the first `count` elements (none for -1)."""
 
     def __init__(self, input_dataset, count):
         super().__init__([input_dataset], input_dataset.element_spec)
         self._count = self._param(count)
 
-    def _elements(self, ctx):
-        count = int(ctx.value(self._count))
-        if count < 0:
-            return
-        source = self._inputs[0]._elements(ctx)
-        try:
-            yield from itertools.islice(source, count, None)
-        finally:
-            source.close()
+    def _cardinality(self, ctx):
+        return cardinality.of_skip(self._inputs[0]._cardinality(ctx),
+                                   int(ctx.value(self._count)))
 
-    def _index_plan(self, ctx):
-        plan = self._inputs[0]._index_plan(ctx)
-        if plan is None:
-            return None
+    def _select(self, ctx, items):
         count = int(ctx.value(self._count))
-        return plan[0], (iter(()) if count < 0 else itertools.islice(plan[1], count, None))
+        return iter(()) if count < 0 else itertools.islice(items, count, None)
 
 
 class ShardDataset(Dataset):
@@ -352,6 +307,9 @@ class ShardDataset(Dataset):
         shards, position = self._static_int(self._num_shards), self._static_int(self._index)
         if shards is not None and position is not None:
             _check_shard(shards, position)
+
+    def _cardinality(self, ctx):
+        return cardinality.of_shard(self._inputs[0]._cardinality(ctx), *self._bounds(ctx))
 
     def _bounds(self, ctx):
         shards, position = int(ctx.value(self._num_shards)), int(ctx.value(self._index))
@@ -374,6 +332,11 @@ class ShardDataset(Dataset):
         return plan[0], itertools.islice(plan[1], position, None, shards)
 
 
+# Passed as shard(SHARD_HINT, SHARD_HINT), it marks where a distribution strategy with
+# AutoShardPolicy.HINT puts its sharding; read outside one, it is refused as any negative count.
+SHARD_HINT = -1
+
+
 def _check_shard(num_shards, index):
     if num_shards < 1:
         raise ValueError(f"shard(): num_shards must be >= 1, got {num_shards}")
@@ -381,42 +344,5 @@ def _check_shard(num_shards, index):
         raise ValueError(f"shard(): index must be in [0, {num_shards}), got {index}")
 
 
-class CacheDataset(Dataset):
-    """Keeps the elements of the first complete pass and replays them afterwards: in memory
-    (filename '') or in a file. A pass that stops early caches nothing. A pipeline without
-    captured tensors shares its cache across iterators; one with captured tensors (whose
-    values may change at each initialization) caches per initialization."""
-
-    def __init__(self, input_dataset, filename=""):
-        super().__init__([input_dataset], input_dataset.element_spec)
-        self._filename = filename
-        self._memory = None
-
-    def _elements(self, ctx):
-        per_run = bool(self._inputs[0]._captures())
-        if self._filename:
-            from tensorweave.data import readers
-            yield from readers.file_cached(self._inputs[0], ctx, self._filename,
-                                           [s.dtype for s in self._flat_specs()])
-            return
-        cached = ctx.state.get(("cache", id(self))) if per_run else self._memory
-        if cached is not None:
-            yield from cached
-            return
-        recorded = []
-        source = self._inputs[0]._elements(ctx)
-        try:
-            for element in source:
-                recorded.append(element)
-                yield element
-        finally:
-            source.close()
-        if per_run:
-            ctx.state[("cache", id(self))] = recorded
-        else:
-            self._memory = recorded
-
-
-__all__ = ["MapDataset", "FilterDataset", "InterleaveDataset", "ShuffleDataset",
-           "RepeatDataset", "TakeDataset", "SkipDataset", "ShardDataset", "CacheDataset",
-           "shuffled"]
+__all__ = ["MapDataset", "FilterDataset", "InterleaveDataset",
+           "RepeatDataset", "TakeDataset", "SkipDataset", "ShardDataset", "SHARD_HINT"]

@@ -227,6 +227,28 @@ def iterator_get_next(handle, *, output_types, output_shapes):
     return element[0] if len(element) == 1 else tuple(element)
 
 
+@register_kernel("IteratorGetNextOrEmpty")
+def iterator_get_next_or_empty(handle, *, output_types, output_shapes):
+    resource = resolve_handle(handle)
+    resource.check_types(output_types)
+    try:
+        element = resource.get_next()
+    except errors.OutOfRangeError:
+        element = tuple(_empty(dtype, shape) for dtype, shape in itertools.zip_longest(
+            output_types, output_shapes))
+        return (np.bool_(False),) + element
+    return (np.bool_(True),) + tuple(element)
+
+
+def _empty(dtype, shape):
+    """The value of an absent component: zeros (b"" for strings), unknown dimensions 0."""
+    dims = [0 if size is None else size for size in (
+        shape.as_tuple() if shape is not None and shape.ndims is not None else ())]
+    if dtype.np_dtype == np.dtype(object):
+        return np.full(dims, b"", dtype=object)
+    return np.zeros(dims, dtype=dtype.np_dtype)
+
+
 @register_kernel("IteratorToStringHandle")
 def iterator_to_string_handle(handle):
     return resolve_handle(handle).handle

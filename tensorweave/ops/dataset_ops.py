@@ -50,6 +50,13 @@ def _get_next_shape(op):
     return shapes or [tensor_shape.unknown_shape()] * len(op.outputs)
 
 
+def _component_shapes(op):
+    _check_structure_attrs(op)
+    _scalar_handle_input(op)
+    return _declared_shapes(op) or [tensor_shape.unknown_shape()] * len(
+        op.get_attr("output_types"))
+
+
 def _handle_from_handle_shape(op):
     _scalar_handle_input(op)
     return _handle_shape(op)
@@ -83,6 +90,12 @@ register_op("MakeIterator", inputs=["iterator: string", "arguments: Targuments"]
 register_op("IteratorGetNext", inputs=["iterator: string"], outputs=["components: output_types"],
             attrs=_STRUCTURE_ATTRS, shape_fn=_get_next_shape, stateful=True,
             doc="The next element of the iterator; OutOfRangeError at the end of its data.")
+register_op("IteratorGetNextOrEmpty", inputs=["iterator: string"],
+            outputs=["has_value: bool", "components: output_types"], attrs=_STRUCTURE_ATTRS,
+            shape_fn=lambda op: [tensor_shape.TensorShape([])] + _component_shapes(op),
+            stateful=True,
+            doc="get_next_as_optional without a variant dtype: whether the iterator had a next "
+                "element, and its components (zeros, unknown dimensions 0, at the end).")
 register_op("IteratorToStringHandle", inputs=["resource_handle: string"],
             outputs=["string_handle: string"], shape_fn=_to_string_handle_shape, stateful=True,
             doc="The handle as a string that can be fed to IteratorFromStringHandle.")
@@ -93,7 +106,7 @@ register_op("IteratorFromStringHandle", inputs=["string_handle: string"],
                 "`output_types` (when given) and passes it on.")
 
 for _op_type in ("IteratorV2", "OneShotIterator", "MakeIterator", "IteratorGetNext",
-                 "IteratorToStringHandle", "IteratorFromStringHandle"):
+                 "IteratorGetNextOrEmpty", "IteratorToStringHandle", "IteratorFromStringHandle"):
     not_differentiable(_op_type)
 
 
@@ -128,6 +141,13 @@ def iterator_get_next(handle, output_types, output_shapes, name=None):
     return op.outputs
 
 
+def iterator_get_next_or_empty(handle, output_types, output_shapes, name=None):
+    """(has_value, list of component tensors): the next element if there is one."""
+    op = make_op("IteratorGetNextOrEmpty", [handle],
+                 _structure_attrs(output_types, output_shapes), name or "IteratorGetNextOrEmpty")
+    return op.outputs[0], op.outputs[1:]
+
+
 def iterator_to_string_handle(handle, name=None):
     return make_op("IteratorToStringHandle", [handle], {},
                    name or "IteratorToStringHandle").outputs[0]
@@ -140,4 +160,5 @@ def iterator_from_string_handle(string_handle, output_types, output_shapes, name
 
 
 __all__ = ["iterator", "one_shot_iterator", "make_iterator", "iterator_get_next",
+           "iterator_get_next_or_empty",
            "iterator_to_string_handle", "iterator_from_string_handle"]

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tests.data.reading import read_all
 from tests.mnist_data import require_mnist
 
 
@@ -77,35 +78,42 @@ def test_contrib_learn_mnist_read_data_sets(tmp_path):
         tf.contrib.learn.datasets.mnist.read_data_sets(str(tmp_path), fake_data=True)
 
 
-def _elements(dataset):
-    iterator = dataset.make_one_shot_iterator()
-    element = iterator.get_next()
-    values = []
-    with tf.Session() as session:
-        while True:
-            try:
-                values.append(session.run(element))
-            except tf.errors.OutOfRangeError:
-                return values
-
-
 def test_contrib_data_transformations():
     data = tf.contrib.data
     assert data.Dataset is tf.data.Dataset and data.Iterator is tf.data.Iterator
-    batches = _elements(data.Dataset.range(7).apply(data.batch_and_drop_remainder(3)))
+    batches = read_all(data.Dataset.range(7).apply(data.batch_and_drop_remainder(3)))
     assert [b.tolist() for b in batches] == [[0, 1, 2], [3, 4, 5]]
-    mapped = _elements(data.Dataset.range(5).apply(data.map_and_batch(lambda x: x * 2, 2)))
+    mapped = read_all(data.Dataset.range(5).apply(data.map_and_batch(lambda x: x * 2, 2)))
     assert [b.tolist() for b in mapped] == [[0, 2], [4, 6], [8]]
-    shuffled = _elements(data.Dataset.range(4).apply(data.shuffle_and_repeat(4, count=2,
+    shuffled = read_all(data.Dataset.range(4).apply(data.shuffle_and_repeat(4, count=2,
                                                                              seed=1)))
     assert sorted(shuffled[:4]) == [0, 1, 2, 3] and sorted(shuffled[4:]) == [0, 1, 2, 3]
-    pairs = _elements(data.Dataset.range(10, 13).apply(data.enumerate_dataset(start=5)))
+    pairs = read_all(data.Dataset.range(10, 13).apply(data.enumerate_dataset(start=5)))
     assert [tuple(int(v) for v in p) for p in pairs] == [(5, 10), (6, 11), (7, 12)]
-    counted = _elements(data.Counter(3, 2).take(3))
+    counted = read_all(data.Counter(3, 2).take(3))
     assert [int(c) for c in counted] == [3, 5, 7]
-    woven = _elements(data.Dataset.range(2).apply(data.parallel_interleave(
+    woven = read_all(data.Dataset.range(2).apply(data.parallel_interleave(
         lambda x: data.Dataset.from_tensors(x).repeat(2), cycle_length=2)))
     assert [int(w) for w in woven] == [0, 1, 0, 1]
+
+
+def test_contrib_data_group_by_window_as_tf1_seq2seq_scripts_use_it():
+    """Bucketing by length with contrib.data.group_by_window and padded_batch (the TF 1.x NMT
+    tutorial's pattern): windows of 2 same-bucket sequences, each padded to its longest."""
+    data = tf.contrib.data
+    lengths = [1, 4, 2, 5, 3, 6]
+
+    def sequences():
+        for length in lengths:
+            yield np.arange(1, length + 1, dtype=np.int64)
+
+    dataset = data.Dataset.from_generator(sequences, tf.int64, [None]).apply(
+        data.group_by_window(key_func=lambda x: tf.cast(tf.shape(x)[0] > 3, tf.int64),
+                             reduce_func=lambda key, window: window.padded_batch(2, [None]),
+                             window_size=2))
+    batches = [b.tolist() for b in read_all(dataset)]
+    assert batches == [[[1, 0], [1, 2]], [[1, 2, 3, 4, 0], [1, 2, 3, 4, 5]],  # full windows
+                       [[1, 2, 3]], [[1, 2, 3, 4, 5, 6]]]  # then the rest, by key
 
 
 def _lenet(images, is_training):

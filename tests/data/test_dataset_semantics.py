@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.data import transformations
+from tensorweave.data import shuffling
 
 Dataset = tf.data.Dataset
 
@@ -103,10 +103,30 @@ def test_numpy_function_runs_on_values_with_known_rank():
     assert values(dataset) == [[v] * v for v in range(4)]
 
 
-def test_map_function_using_a_tensor_of_the_outer_graph_is_a_clear_error():
-    scale = tf.constant(2.0)
-    with pytest.raises(ValueError, match="another graph"):
-        Dataset.range(3).map(lambda v: tf.cast(v, tf.float32) * scale)
+def test_map_function_captures_constants_of_the_pipeline_graph():
+    with tf.Graph().as_default():
+        scale = tf.constant(2.0)
+        offsets = tf.constant([10.0, 20.0])
+        scaled = Dataset.range(3).map(lambda v: tf.cast(v, tf.float32) * scale + offsets)
+        assert values(scaled) == [[10, 20], [12, 22], [14, 24]]
+        assert values(scaled.batch(2))[0] == [[10, 20], [12, 22]]  # the vectorized path
+        assert values(Dataset.range(2).map(lambda v: offsets)) == [[10, 20], [10, 20]]
+        fed = tf.placeholder(tf.float32, [])
+        with pytest.raises(ValueError, match="not a constant"):
+            Dataset.range(3).map(lambda v: tf.cast(v, tf.float32) * fed)
+        weight = tf.Variable(1.0)
+        with pytest.raises(ValueError, match="not a constant"):
+            Dataset.range(3).map(lambda v: tf.cast(v, tf.float32) * weight)
+        table = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+            tf.constant([b"a"]), tf.constant([1], tf.int64)), -1)
+        words = Dataset.from_tensor_slices(np.array([b"a", b"b"], dtype=object))
+        with pytest.raises(ValueError, match="stateful op HashTableV2.*get_next"):
+            words.map(table.lookup)
+    with tf.Graph().as_default():
+        elsewhere = tf.constant(2.0)
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match="another graph"):
+            Dataset.range(3).map(lambda v: tf.cast(v, tf.float32) * elsewhere)
 
 
 def test_filter_keeps_elements_whose_predicate_is_true():
@@ -312,5 +332,5 @@ def test_vectorized_map_equals_per_element_map():
 
 def test_the_reference_shuffle_helper_agrees_with_the_module_function():
     rng_a, rng_b = np.random.default_rng(9), np.random.default_rng(9)
-    assert list(transformations.shuffled(iter(range(40)), 6, rng_a)) == _reference_shuffle(
+    assert list(shuffling.shuffled(iter(range(40)), 6, rng_a)) == _reference_shuffle(
         range(40), 6, rng_b)

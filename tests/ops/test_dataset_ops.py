@@ -11,7 +11,8 @@ from tensorweave.data import prefetch
 from tensorweave.ops import dataset_ops
 
 COVERED_OP_TYPES = {"IteratorV2", "OneShotIterator", "MakeIterator", "IteratorGetNext",
-                    "IteratorToStringHandle", "IteratorFromStringHandle"}
+                    "IteratorGetNextOrEmpty", "IteratorToStringHandle",
+                    "IteratorFromStringHandle"}
 Dataset = tf.data.Dataset
 
 
@@ -232,3 +233,15 @@ def test_ops_are_not_differentiable():
     x = Dataset.from_tensors(np.float32(1.0)).make_one_shot_iterator().get_next()
     assert tf.gradients(x * 2.0, [x])[0] is not None
     assert tf.gradients(x, [tf.get_default_graph().get_operations()[0].outputs[0]])[0] is None
+
+
+def test_get_next_or_empty_gives_a_flag_and_zeros_at_the_end():
+    iterator = Dataset.from_tensor_slices(np.arange(6.0).reshape(2, 3)).make_one_shot_iterator()
+    has_value, (row,) = dataset_ops.iterator_get_next_or_empty(
+        iterator._handle, [tf.float64], [tf.TensorShape([None])])
+    assert has_value.op.type == "IteratorGetNextOrEmpty" and has_value.shape.as_list() == []
+    assert row.shape.as_list() == [None]
+    with tf.Session() as sess:
+        steps = [sess.run((has_value, row)) for _ in range(3)]
+    assert [bool(flag) for flag, _ in steps] == [True, True, False]
+    assert [value.tolist() for _, value in steps] == [[0, 1, 2], [3, 4, 5], []]
