@@ -28,3 +28,5 @@ from tensorweave.feature_column.contrib_columns import (  # noqa: F401,E402
     real_valued_column, sparse_column_with_keys, sparse_column_with_hash_bucket,
     sparse_column_with_integerized_feature, one_hot_column, embedding_column,
     bucketized_column, input_from_feature_columns, infer_real_valued_columns_from_input)
+from tensorweave.contrib.layers.normalization_more import (  # noqa: F401,E402
+    instance_norm, group_norm, unit_norm, maxout, linear, relu, relu6)
