@@ -9,6 +9,8 @@
                                                    (launch.py)
   tensorweave run -np N [--as-tensorflow] CMD      run CMD as N ranks of an allreduce job
                                                    (run_command.py)
+  tensorweave k8s --ps N --workers M --image IMG -- CMD
+                                                   Kubernetes manifests for a job (k8s.py)
   tensorweave version
 
 The demo finds MNIST in --data_dir, $TENSORWEAVE_MNIST_DIR, a shared/data/mnist folder beside
@@ -21,7 +23,7 @@ import time
 import numpy as np
 
 from tensorweave.cli import demo_cluster, launch, server_command
-from tensorweave.cli import run_command
+from tensorweave.cli import k8s, run_command
 
 
 def _demo(args):
@@ -100,6 +102,7 @@ def main(argv=None):
     server_command.add_parser(commands)
     launch.add_parser(commands)
     run_command.add_parser(commands)
+    k8s.add_parser(commands)
     args = parser.parse_args(argv)
     if args.command == "demo":
         return _demo(args)
@@ -109,6 +112,8 @@ def main(argv=None):
         return launch.run(args)
     if args.command == "run":
         return run_command.run(args)
+    if args.command == "k8s":
+        return k8s.run(args)
     from tensorweave import version
     print(f"tensorweave {version.TENSORWEAVE_VERSION} (the TensorFlow {version.VERSION} API)")
     return 0
