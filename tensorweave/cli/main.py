@@ -11,6 +11,8 @@
                                                    (run_command.py)
   tensorweave k8s --ps N --workers M --image IMG -- CMD
                                                    Kubernetes manifests for a job (k8s.py)
+  tensorweave timeline STEP_STATS.json -o T.json   one Chrome trace of a traced distributed
+                                                   step (timeline_command.py)
   tensorweave version
 
 The demo finds MNIST in --data_dir, $TENSORWEAVE_MNIST_DIR, a shared/data/mnist folder beside
@@ -23,7 +25,7 @@ import time
 import numpy as np
 
 from tensorweave.cli import demo_cluster, launch, server_command
-from tensorweave.cli import k8s, run_command
+from tensorweave.cli import k8s, run_command, timeline_command
 
 
 def _demo(args):
@@ -103,6 +105,7 @@ def main(argv=None):
     launch.add_parser(commands)
     run_command.add_parser(commands)
     k8s.add_parser(commands)
+    timeline_command.add_parser(commands)
     args = parser.parse_args(argv)
     if args.command == "demo":
         return _demo(args)
@@ -114,6 +117,8 @@ def main(argv=None):
         return run_command.run(args)
     if args.command == "k8s":
         return k8s.run(args)
+    if args.command == "timeline":
+        return timeline_command.run(args)
     from tensorweave import version
     print(f"tensorweave {version.TENSORWEAVE_VERSION} (the TensorFlow {version.VERSION} API)")
     return 0
