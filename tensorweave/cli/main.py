@@ -13,6 +13,8 @@
                                                    Kubernetes manifests for a job (k8s.py)
   tensorweave timeline STEP_STATS.json -o T.json   one Chrome trace of a traced distributed
                                                    step (timeline_command.py)
+  tensorweave scale-model --measurements M.json    predicted steps/s and scaling efficiency of
+                                                   PS and allreduce jobs (scale_model.py)
   tensorweave version
 
 The demo finds MNIST in --data_dir, $TENSORWEAVE_MNIST_DIR, a shared/data/mnist folder beside
@@ -25,7 +27,7 @@ import time
 import numpy as np
 
 from tensorweave.cli import demo_cluster, launch, server_command
-from tensorweave.cli import k8s, run_command, timeline_command
+from tensorweave.cli import k8s, run_command, scale_model, timeline_command
 
 
 def _demo(args):
@@ -106,6 +108,7 @@ def main(argv=None):
     run_command.add_parser(commands)
     k8s.add_parser(commands)
     timeline_command.add_parser(commands)
+    scale_model.add_parser(commands)
     args = parser.parse_args(argv)
     if args.command == "demo":
         return _demo(args)
@@ -119,6 +122,8 @@ def main(argv=None):
         return k8s.run(args)
     if args.command == "timeline":
         return timeline_command.run(args)
+    if args.command == "scale-model":
+        return scale_model.run(args)
     from tensorweave import version
     print(f"tensorweave {version.TENSORWEAVE_VERSION} (the TensorFlow {version.VERSION} API)")
     return 0
