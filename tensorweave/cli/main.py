@@ -6,7 +6,7 @@
                                                    accuracy; --local: the MLP in one process
   tensorweave server --cluster C --job J --task T  run one task of a cluster (server_command.py)
   tensorweave launch --ps N --workers M -- CMD     run CMD as every task of a local cluster
-                                                   (launch.py)
+                                                   (launch.py; --steps N: a progress bar)
   tensorweave run -np N [--as-tensorflow] CMD      run CMD as N ranks of an allreduce job
                                                    (run_command.py)
   tensorweave k8s --ps N --workers M --image IMG -- CMD
@@ -17,6 +17,7 @@
                                                    PS and allreduce jobs (scale_model.py)
   tensorweave version
 
+The demo shows its progress (progress.py: a tqdm bar on a terminal, plain lines otherwise).
 The demo finds MNIST in --data_dir, $TENSORWEAVE_MNIST_DIR, a shared/data/mnist folder beside
 the checkout, or ~/.tensorweave/datasets/mnist (downloading there when the network allows).
 """
@@ -28,6 +29,7 @@ import numpy as np
 
 from tensorweave.cli import demo_cluster, launch, server_command
 from tensorweave.cli import k8s, run_command, scale_model, timeline_command
+from tensorweave.cli.progress import Progress
 
 
 def _demo(args):
@@ -63,6 +65,7 @@ def _demo(args):
         if args.train_dir else None
     rng = np.random.default_rng(args.seed)
     batch_size, steps = 128, 0
+    progress = Progress(max(1, args.epochs * (len(x_train) // batch_size)))
     start = time.perf_counter()
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
@@ -76,9 +79,11 @@ def _demo(args):
                 if len(values) == 3:
                     writer.add_summary(values[2], steps)
                 steps += 1
+                progress.update(steps)
             test_accuracy = sess.run(accuracy, {x: x_test, y_: y_test})
-            print(f"epoch {epoch + 1}/{args.epochs}: loss {loss_value:.4f}, "
-                  f"test accuracy {test_accuracy:.4f}")
+            progress.write(f"epoch {epoch + 1}/{args.epochs}: loss {loss_value:.4f}, "
+                           f"test accuracy {test_accuracy:.4f}")
+    progress.close()
     if writer:
         writer.close()
     elapsed = time.perf_counter() - start
