@@ -108,27 +108,16 @@ def main(argv=None):
                       help="checkpoint and TensorBoard summary directory")
     demo.add_argument("--seed", type=int, default=1)
     commands.add_parser("version", help="print the version")
-    server_command.add_parser(commands)
-    launch.add_parser(commands)
-    run_command.add_parser(commands)
-    k8s.add_parser(commands)
-    timeline_command.add_parser(commands)
-    scale_model.add_parser(commands)
+    # Each module adds its subcommand's parser and runs it.
+    subcommands = {"server": server_command, "launch": launch, "run": run_command, "k8s": k8s,
+                   "timeline": timeline_command, "scale-model": scale_model}
+    for module in subcommands.values():
+        module.add_parser(commands)
     args = parser.parse_args(argv)
     if args.command == "demo":
         return _demo(args)
-    if args.command == "server":
-        return server_command.run(args)
-    if args.command == "launch":
-        return launch.run(args)
-    if args.command == "run":
-        return run_command.run(args)
-    if args.command == "k8s":
-        return k8s.run(args)
-    if args.command == "timeline":
-        return timeline_command.run(args)
-    if args.command == "scale-model":
-        return scale_model.run(args)
+    if args.command in subcommands:
+        return subcommands[args.command].run(args)
     from tensorweave import version
     print(f"tensorweave {version.TENSORWEAVE_VERSION} (the TensorFlow {version.VERSION} API)")
     return 0
