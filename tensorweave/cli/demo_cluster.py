@@ -50,6 +50,8 @@ def run(args, data_dir):
 
     try:
         status = launch.run_plan(plan, output=relay)
+        if status == 0 and summary:  # the chief reached the last step
+            bar.update(steps)
     finally:
         bar.close()
     if status != 0 or not summary:
