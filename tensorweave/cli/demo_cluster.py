@@ -14,7 +14,7 @@ import re
 import sys
 import tempfile
 
-from tensorweave.cli import launch
+from tensorweave.cli import launch, progress
 
 # examples/ beside the package (an editable install, as the README's command makes).
 SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -40,14 +40,20 @@ def run(args, data_dir):
           f", {steps} global steps, checkpoints in {train_dir}", flush=True)
     plan = launch.build_plan(args.ps, workers, command)
     summary = []
+    bar = progress.Progress(steps)
 
     def relay(line):
         if "[worker:0]" in line or "[launch]" in line or "Error" in line:
-            print(line, flush=True)
+            bar.observe(line)  # the chief's "global step N" lines move the bar
         if "chief:" in line:
             summary.append(line)
 
-    status = launch.run_plan(plan, output=relay)
+    try:
+        status = launch.run_plan(plan, output=relay)
+        if status == 0 and summary:  # the chief reached the last step
+            bar.update(steps)
+    finally:
+        bar.close()
     if status != 0 or not summary:
         print(f"tensorweave demo: the cluster failed (status {status})", file=sys.stderr)
         return status or 1

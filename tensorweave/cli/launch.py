@@ -12,9 +12,10 @@ The tasks share this machine's cores: unless the environment already says otherw
 cores // tasks BLAS/OpenMP threads (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, MKL_NUM_THREADS);
 more oversubscribe the cores, and idle OpenBLAS threads spin (measured: a 2-worker MLP step
 took 3x the CPU with 2 BLAS threads per task on 2 cores).
-Each output line is prefixed with its task ("[worker:1] ..."). The launch ends when every
-worker has exited: parameter servers are asked to shut down (their Server.join() returns) and
-stopped if they do not. Ctrl-C, or a worker failing, stops every task at once. The exit status
+Each output line is prefixed with its task ("[worker:1] ..."); with `--steps N` a progress
+bar (or, off a terminal, a line now and then) follows the steps the tasks print (progress.py).
+The launch ends when every worker has exited: parameter servers are asked to shut down (their
+Server.join() returns) and stopped if they do not. Ctrl-C, or a worker failing, stops every task at once. The exit status
 is the workers': 0 if all succeeded, else the first failure's.
 The tasks of one launch share a fresh auth token (TENSORWEAVE_AUTH_TOKEN, unless the
 environment already gives one): their servers refuse calls without it.
@@ -254,6 +255,9 @@ def add_parser(commands):
                         help="add a 'chief' task (tf.estimator's convention)")
     launch.add_argument("--evaluator", action="store_true",
                         help="add an 'evaluator' task outside the cluster (tf.estimator)")
+    launch.add_argument("--steps", type=int, default=None,
+                        help="the job's total steps: show progress (a bar on a terminal) "
+                             "from the 'global step N' / 'step N' the tasks print")
     launch.add_argument("argv", nargs="*", metavar="command",
                         help="the command each task runs, after '--'")
     return launch
@@ -266,4 +270,20 @@ def run(args):
     except ValueError as exc:
         print(f"tensorweave launch: {exc}", file=sys.stderr)
         return 2
-    return run_plan(plan)
+    return run_with_progress(plan, args.steps)
+
+
+def run_with_progress(plan, steps):
+    """run_plan, with a progress bar or lines over `steps` when given."""
+    if steps is None:
+        return run_plan(plan)
+    from tensorweave.cli.progress import Progress
+    try:
+        progress = Progress(steps)
+    except ValueError as exc:
+        print(f"tensorweave: --steps: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return run_plan(plan, output=progress.observe)
+    finally:
+        progress.close()

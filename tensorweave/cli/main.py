@@ -6,15 +6,22 @@
                                                    accuracy; --local: the MLP in one process
   tensorweave server --cluster C --job J --task T  run one task of a cluster (server_command.py)
   tensorweave launch --ps N --workers M -- CMD     run CMD as every task of a local cluster
-                                                   (launch.py)
+                                                   (launch.py; --steps N: a progress bar)
   tensorweave run -np N [--as-tensorflow] CMD      run CMD as N ranks of an allreduce job
                                                    (run_command.py)
   tensorweave export --onnx OUT --saved-model DIR  a trained inference graph as ONNX
                                                    (export_command.py)
   tensorweave serve --model-dir DIR --port P       a SavedModel behind TF Serving's REST
                                                    predict API (serve_command.py)
+  tensorweave k8s --ps N --workers M --image IMG -- CMD
+                                                   Kubernetes manifests for a job (k8s.py)
+  tensorweave timeline STEP_STATS.json -o T.json   one Chrome trace of a traced distributed
+                                                   step (timeline_command.py)
+  tensorweave scale-model --measurements M.json    predicted steps/s and scaling efficiency of
+                                                   PS and allreduce jobs (scale_model.py)
   tensorweave version
 
+The demo shows its progress (progress.py: a tqdm bar on a terminal, plain lines otherwise).
 The demo finds MNIST in --data_dir, $TENSORWEAVE_MNIST_DIR, a shared/data/mnist folder beside
 the checkout, or ~/.tensorweave/datasets/mnist (downloading there when the network allows).
 """
@@ -25,8 +32,9 @@ import time
 import numpy as np
 
 from tensorweave.cli import demo_cluster, launch, server_command
-from tensorweave.cli import run_command
 from tensorweave.cli import export_command, serve_command
+from tensorweave.cli import k8s, run_command, scale_model, timeline_command
+from tensorweave.cli.progress import Progress
 
 
 def _demo(args):
@@ -62,6 +70,7 @@ def _demo(args):
         if args.train_dir else None
     rng = np.random.default_rng(args.seed)
     batch_size, steps = 128, 0
+    progress = Progress(max(1, args.epochs * (len(x_train) // batch_size)))
     start = time.perf_counter()
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
@@ -75,9 +84,11 @@ def _demo(args):
                 if len(values) == 3:
                     writer.add_summary(values[2], steps)
                 steps += 1
+                progress.update(steps)
             test_accuracy = sess.run(accuracy, {x: x_test, y_: y_test})
-            print(f"epoch {epoch + 1}/{args.epochs}: loss {loss_value:.4f}, "
-                  f"test accuracy {test_accuracy:.4f}")
+            progress.write(f"epoch {epoch + 1}/{args.epochs}: loss {loss_value:.4f}, "
+                           f"test accuracy {test_accuracy:.4f}")
+    progress.close()
     if writer:
         writer.close()
     elapsed = time.perf_counter() - start
@@ -102,24 +113,17 @@ def main(argv=None):
                       help="checkpoint and TensorBoard summary directory")
     demo.add_argument("--seed", type=int, default=1)
     commands.add_parser("version", help="print the version")
-    server_command.add_parser(commands)
-    launch.add_parser(commands)
-    run_command.add_parser(commands)
-    export_command.add_parser(commands)
-    serve_command.add_parser(commands)
+    # Each module adds its subcommand's parser and runs it.
+    subcommands = {"server": server_command, "launch": launch, "run": run_command, "k8s": k8s,
+                   "timeline": timeline_command, "scale-model": scale_model,
+                   "export": export_command, "serve": serve_command}
+    for module in subcommands.values():
+        module.add_parser(commands)
     args = parser.parse_args(argv)
     if args.command == "demo":
         return _demo(args)
-    if args.command == "server":
-        return server_command.run(args)
-    if args.command == "launch":
-        return launch.run(args)
-    if args.command == "run":
-        return run_command.run(args)
-    if args.command == "export":
-        return export_command.run(args)
-    if args.command == "serve":
-        return serve_command.run(args)
+    if args.command in subcommands:
+        return subcommands[args.command].run(args)
     from tensorweave import version
     print(f"tensorweave {version.TENSORWEAVE_VERSION} (the TensorFlow {version.VERSION} API)")
     return 0

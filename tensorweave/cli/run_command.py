@@ -6,7 +6,7 @@
 
 Locally, every rank runs the command with TENSORWEAVE_RANK, TENSORWEAVE_SIZE, the coordinator's
 address (a free port on --host) and a random job token in its environment; output lines are
-prefixed with the rank ("[1] ..."); when a rank fails, every rank is stopped and the exit
+prefixed with the rank ("[1] ..."; `--steps N` adds a progress bar, launch.py); when a rank fails, every rank is stopped and the exit
 status is that failure's (128 + N for a rank killed by signal N); no rank outlives the
 launcher (the process handling of `tensorweave launch`, launch.py).
 
@@ -74,6 +74,9 @@ def add_parser(commands):
                         help="in the ranks, `import tensorflow` / `import horovod.tensorflow` "
                              "load tensorweave / tensorweave.horovod")
     parser.add_argument("--host", default="127.0.0.1", help="the coordinator's address")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="the job's total steps: show progress from the 'step N' the "
+                             "ranks print (a bar on a terminal)")
     parser.add_argument("argv", nargs=argparse.REMAINDER, metavar="command",
                         help="the command to run (everything after the options)")
     return parser
@@ -94,4 +97,4 @@ def run(args):
     except ValueError as exc:
         print(f"tensorweave run: {exc}", file=sys.stderr)
         return 2
-    return _exit_status(launch.run_plan(plan))
+    return _exit_status(launch.run_with_progress(plan, args.steps))
