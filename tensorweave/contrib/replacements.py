@@ -14,7 +14,6 @@ REPLACEMENTS = {
     "seq2seq": None,
     "grid_rnn": None,
     "recurrent": None,
-    "distributions": "tf.distributions",
     "bayesflow": None,
     "keras": "tf.keras",
     "estimator": "tf.estimator",

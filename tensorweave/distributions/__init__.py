@@ -10,3 +10,7 @@ from tensorweave.distributions.continuous import (Normal, Uniform, Laplace,  # n
                                                   Exponential)
 from tensorweave.distributions.discrete import Bernoulli, Categorical  # noqa: F401
 from tensorweave.distributions.gamma_family import Gamma, Beta, Dirichlet, StudentT  # noqa: F401
+from tensorweave.distributions.multivariate import (  # noqa: F401
+    MultivariateNormalDiag, MultivariateNormalDiagWithSoftplusScale, MultivariateNormalTriL,
+    MultivariateNormalFullCovariance, OneHotCategorical, RelaxedOneHotCategorical,
+    RelaxedBernoulli, Poisson, Logistic)

@@ -46,7 +46,7 @@ def sigmoid(x):
     # float32, whose exp does not overflow before float16's sigmoid underflows.
     x = np.asarray(x)
     work = x.astype(np.float32) if x.dtype == np.float16 else x
-    result = np.negative(work)
+    result = np.asarray(np.negative(work))  # a 0-d input gives a NumPy scalar: no out= target
     with np.errstate(over="ignore"):
         np.exp(result, out=result)
     result += 1
