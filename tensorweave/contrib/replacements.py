@@ -12,7 +12,6 @@ REPLACEMENTS = {
     "rnn": "tf.nn.rnn_cell (the cells) and tf.nn.dynamic_rnn / tf.nn.static_rnn",
     "cudnn_rnn": "tf.nn.rnn_cell",
     "legacy_seq2seq": None,
-    "seq2seq": None,
     "grid_rnn": None,
     "recurrent": None,
     "metrics": "tf.metrics",

@@ -32,7 +32,7 @@ def test_submodules_load_lazily_and_importing_tensorweave_does_not_load_them():
     ("cudnn_rnn", ["tf.contrib.cudnn_rnn is not provided", "tf.nn.rnn_cell"]),
     ("metrics", ["tf.contrib.metrics", "use tf.metrics instead"]),
     ("keras", ["use tf.keras instead"]),
-    ("seq2seq", ["no replacement in TF 1.x's core API"]),
+    ("grid_rnn", ["no replacement in TF 1.x's core API"]),
     ("made_up", ["has no attribute 'made_up'", "slim"]),
 ])
 def test_other_contrib_modules_raise_attribute_errors_naming_the_replacement(name, fragments):

@@ -1,0 +1,12 @@
+"""`tf.contrib.seq2seq` (TF 1.15): sequence-to-sequence decoding: the sequence loss, helpers,
+BasicDecoder and dynamic_decode, attention mechanisms and AttentionWrapper, and beam search.
+Re-exports only."""
+from tensorweave.contrib.seq2seq.loss import sequence_loss  # noqa: F401
+from tensorweave.contrib.seq2seq.helper import (Helper, CustomHelper,  # noqa: F401
+                                                TrainingHelper, GreedyEmbeddingHelper,
+                                                SampleEmbeddingHelper,
+                                                ScheduledEmbeddingTrainingHelper,
+                                                InferenceHelper)
+from tensorweave.contrib.seq2seq.decoder import Decoder, dynamic_decode  # noqa: F401
+from tensorweave.contrib.seq2seq.basic_decoder import (BasicDecoder,  # noqa: F401
+                                                       BasicDecoderOutput)
