@@ -10,3 +10,8 @@ from tensorweave.contrib.seq2seq.helper import (Helper, CustomHelper,  # noqa: F
 from tensorweave.contrib.seq2seq.decoder import Decoder, dynamic_decode  # noqa: F401
 from tensorweave.contrib.seq2seq.basic_decoder import (BasicDecoder,  # noqa: F401
                                                        BasicDecoderOutput)
+from tensorweave.contrib.seq2seq.attention_mechanisms import (  # noqa: F401
+    AttentionMechanism, BahdanauAttention, LuongAttention, BahdanauMonotonicAttention,
+    LuongMonotonicAttention, hardmax, safe_cumprod, monotonic_attention)
+from tensorweave.contrib.seq2seq.attention_wrapper import (AttentionWrapper,  # noqa: F401
+                                                           AttentionWrapperState)
