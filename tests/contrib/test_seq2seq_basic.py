@@ -209,7 +209,7 @@ def test_scheduled_embedding_training_helper_at_probability_zero_and_one():
     np.testing.assert_allclose(results[1.0][2], embedding[[2, 3]])
 
 
-class _TanhCell(tf.nn.rnn_cell.RNNCell):
+class TanhKernelCell(tf.nn.rnn_cell.RNNCell):
     """tanh([inputs, state] @ kernel) with a kernel tensor given to it: the gradient check
     differentiates with respect to that tensor."""
 
@@ -238,7 +238,7 @@ def test_gradients_flow_through_dynamic_decode_and_match_finite_differences():
 
     def decode(inputs, kernel):
         helper = s2s.TrainingHelper(inputs, [3, 2])
-        decoder = s2s.BasicDecoder(_TanhCell(kernel, 2), helper, tf.zeros([2, 2], tf.float64))
+        decoder = s2s.BasicDecoder(TanhKernelCell(kernel, 2), helper, tf.zeros([2, 2], tf.float64))
         outputs, state, _ = s2s.dynamic_decode(decoder, impute_finished=True)
         return [outputs.rnn_output, state]
 

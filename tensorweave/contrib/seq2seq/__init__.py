@@ -15,3 +15,7 @@ from tensorweave.contrib.seq2seq.attention_mechanisms import (  # noqa: F401
     LuongMonotonicAttention, hardmax, safe_cumprod, monotonic_attention)
 from tensorweave.contrib.seq2seq.attention_wrapper import (AttentionWrapper,  # noqa: F401
                                                            AttentionWrapperState)
+from tensorweave.contrib.seq2seq.beam_search_ops import gather_tree, tile_batch  # noqa: F401
+from tensorweave.contrib.seq2seq.beam_search_decoder import (  # noqa: F401
+    BeamSearchDecoder, BeamSearchDecoderOutput, BeamSearchDecoderState,
+    FinalBeamSearchDecoderOutput)
