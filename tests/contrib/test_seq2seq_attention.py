@@ -191,22 +191,31 @@ def test_monotonic_mechanisms_start_on_the_first_entry_and_sum_to_at_most_one(me
     assert (got >= 0).all() and (got.sum(1) <= 1 + 1e-6).all()
 
 
+def _encoder_and_cell(source, vocab, units, batch, steps, beam_width=1):
+    embedding = tf.get_variable("embedding", [vocab, units])
+    encoder_outputs, encoder_state = tf.nn.dynamic_rnn(
+        tf.nn.rnn_cell.LSTMCell(units), tf.nn.embedding_lookup(embedding, source),
+        dtype=tf.float32, scope="encoder")
+    lengths = tf.fill([batch], steps)
+    if beam_width > 1:
+        encoder_outputs, encoder_state, lengths = s2s.tile_batch(
+            (encoder_outputs, encoder_state, lengths), beam_width)
+    mechanism = s2s.BahdanauAttention(units, encoder_outputs, memory_sequence_length=lengths)
+    cell = s2s.AttentionWrapper(tf.nn.rnn_cell.LSTMCell(units), mechanism,
+                                attention_layer_size=units)
+    initial = cell.zero_state(batch * beam_width, tf.float32).clone(cell_state=encoder_state)
+    projection = tf.layers.Dense(vocab, use_bias=False, name="output_projection")
+    return embedding, cell, initial, projection
+
+
 def _copy_model(vocab, units, batch, steps, go, end):
     """An NMT-shaped model: embedding, LSTM encoder, Bahdanau-attention LSTM decoder fed
     with TrainingHelper, sequence_loss; greedy inference shares its variables."""
     source = tf.placeholder(tf.int32, [batch, steps])
     target_in = tf.placeholder(tf.int32, [batch, steps])
     target_out = tf.placeholder(tf.int32, [batch, steps])
-    embedding = tf.get_variable("embedding", [vocab, units])
-    encoder_outputs, encoder_state = tf.nn.dynamic_rnn(
-        tf.nn.rnn_cell.LSTMCell(units), tf.nn.embedding_lookup(embedding, source),
-        dtype=tf.float32, scope="encoder")
-    mechanism = s2s.BahdanauAttention(units, encoder_outputs,
-                                      memory_sequence_length=tf.fill([batch], steps))
-    cell = s2s.AttentionWrapper(tf.nn.rnn_cell.LSTMCell(units), mechanism,
-                                attention_layer_size=units)
-    initial = cell.zero_state(batch, tf.float32).clone(cell_state=encoder_state)
-    projection = tf.layers.Dense(vocab, use_bias=False, name="output_projection")
+    embedding, cell, initial, projection = _encoder_and_cell(source, vocab, units, batch,
+                                                             steps)
     helper = s2s.TrainingHelper(tf.nn.embedding_lookup(embedding, target_in),
                                 tf.fill([batch], steps))
     outputs, _, _ = s2s.dynamic_decode(s2s.BasicDecoder(cell, helper, initial, projection))
@@ -217,7 +226,7 @@ def _copy_model(vocab, units, batch, steps, go, end):
     return source, target_in, target_out, loss, inferred
 
 
-def test_attention_seq2seq_learns_a_copy_task():
+def test_attention_seq2seq_learns_a_copy_task_and_beam_search_restores_it(tmp_path):
     vocab, units, batch, steps, go, end = 6, 16, 8, 4, 0, 1
     with tf.Graph().as_default(), tf.Session() as sess:
         tf.set_random_seed(1)
@@ -237,6 +246,46 @@ def test_attention_seq2seq_learns_a_copy_task():
         for _ in range(25):
             sess.run(train, feed)
         last, predicted = sess.run([loss, inferred.sample_id], feed)
+        saved = tf.train.Saver(tf.global_variables()).save(sess, str(tmp_path / "model"))
     assert last < 0.5 * first, (first, last)
     assert predicted.shape == (batch, steps)
     assert (predicted == data).mean() > 0.5
+    # A separate inference graph, as TF 1.x NMT programs build one, restores by name.
+    width = 3
+    with tf.Graph().as_default(), tf.Session() as sess:
+        source = tf.placeholder(tf.int32, [batch, steps])
+        embedding, cell, initial, projection = _encoder_and_cell(source, vocab, units, batch,
+                                                                 steps, width)
+        decoder = s2s.BeamSearchDecoder(cell, embedding, tf.fill([batch], go), end, initial,
+                                        width, output_layer=projection)
+        outputs, _, _ = s2s.dynamic_decode(decoder, maximum_iterations=steps)
+        tf.train.Saver(tf.global_variables()).restore(sess, saved)
+        beams = sess.run(outputs.predicted_ids, {source: data})
+    assert beams.shape == (batch, steps, width)
+    assert (beams[:, :, 0] == data).mean() > 0.5
+
+
+def test_variable_names_are_tfs_for_a_gnmt_style_decoder():
+    """The names TF 1.x's own seq2seq test lists for this model (multi-layer cell inside an
+    AttentionWrapper named "attention", output layer "output_projection")."""
+    with tf.Graph().as_default():
+        with tf.variable_scope("dynamic_seq2seq"):
+            memory = tf.zeros([2, 3, 4])
+            mechanism = s2s.BahdanauAttention(5, memory)
+            cells = tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.BasicLSTMCell(5)
+                                                 for _ in range(2)])
+            cell = s2s.AttentionWrapper(cells, mechanism, attention_layer_size=5,
+                                        name="attention")
+            helper = s2s.TrainingHelper(tf.zeros([2, 3, 4]), [3, 3])
+            decoder = s2s.BasicDecoder(cell, helper, cell.zero_state(2, tf.float32),
+                                       tf.layers.Dense(6, use_bias=False,
+                                                       name="output_projection"))
+            s2s.dynamic_decode(decoder)
+        names = [v.name for v in tf.global_variables()]
+    prefix = "dynamic_seq2seq/decoder/attention/"
+    assert sorted(names) == sorted(["dynamic_seq2seq/memory_layer/kernel:0"] + [
+        prefix + f"multi_rnn_cell/cell_{i}/basic_lstm_cell/{w}:0"
+        for i in range(2) for w in ("kernel", "bias")] + [
+        prefix + "bahdanau_attention/query_layer/kernel:0",
+        prefix + "bahdanau_attention/attention_v:0", prefix + "attention_layer/kernel:0",
+        "dynamic_seq2seq/decoder/output_projection/kernel:0"])
