@@ -125,6 +125,12 @@ class _BaseAttentionMechanism(AttentionMechanism):
     def initial_state(self, batch_size, dtype):
         return self.initial_alignments(batch_size, dtype)
 
+    def _probability(self, probability_fn):
+        """(score, previous alignments) -> alignments: softmax (or the given function) of
+        the score alone."""
+        probability_fn = nn_ops.softmax if probability_fn is None else probability_fn
+        return lambda score, _: probability_fn(score)
+
     def _score_scope(self):
         """The mechanism's own variable scope, made on the first call and re-entered (reusing
         its variables) on later ones, as a Layer does."""
@@ -198,11 +204,6 @@ def luong_score(query, keys, scale):
     return score
 
 
-def _softmax_probability(probability_fn):
-    probability_fn = nn_ops.softmax if probability_fn is None else probability_fn
-    return lambda score, _: probability_fn(score)
-
-
 class BahdanauAttention(_BaseAttentionMechanism):
     _scope_name = "bahdanau_attention"
 
@@ -210,12 +211,12 @@ class BahdanauAttention(_BaseAttentionMechanism):
                  probability_fn=None, score_mask_value=None, dtype=None,
                  custom_key_value_fn=None, name="BahdanauAttention"):
         if custom_key_value_fn is not None:
-            raise ValueError("BahdanauAttention: custom_key_value_fn is not supported")
+            raise ValueError(f"{type(self).__name__}: custom_key_value_fn is not supported")
         dtype = dtype or dtypes.float32
         super().__init__(
             query_layer=Dense(num_units, name="query_layer", use_bias=False, dtype=dtype),
             memory_layer=Dense(num_units, name="memory_layer", use_bias=False, dtype=dtype),
-            memory=memory, probability_fn=_softmax_probability(probability_fn),
+            memory=memory, probability_fn=self._probability(probability_fn),
             memory_sequence_length=memory_sequence_length,
             score_mask_value=score_mask_value, name=name)
         self._num_units, self._normalize = num_units, normalize
@@ -231,12 +232,12 @@ class LuongAttention(_BaseAttentionMechanism):
                  probability_fn=None, score_mask_value=None, dtype=None,
                  custom_key_value_fn=None, name="LuongAttention"):
         if custom_key_value_fn is not None:
-            raise ValueError("LuongAttention: custom_key_value_fn is not supported")
+            raise ValueError(f"{type(self).__name__}: custom_key_value_fn is not supported")
         dtype = dtype or dtypes.float32
         super().__init__(
             query_layer=None,
             memory_layer=Dense(num_units, name="memory_layer", use_bias=False, dtype=dtype),
-            memory=memory, probability_fn=_softmax_probability(probability_fn),
+            memory=memory, probability_fn=self._probability(probability_fn),
             memory_sequence_length=memory_sequence_length,
             score_mask_value=score_mask_value, name=name)
         self._num_units, self._scale = num_units, scale
@@ -305,65 +306,55 @@ def _monotonic_probability_fn(score, previous_alignments, sigmoid_noise, mode, s
     return monotonic_attention(p_choose_i, previous_alignments, mode)
 
 
-class _MonotonicMixin:
-    """A monotonic mechanism starts with all its attention on the first memory entry and
-    adds a learned scalar "attention_score_bias" to its score."""
+class _Monotonic:
+    """What makes a mechanism monotonic: its probability is monotonic_attention of
+    sigmoid(score + noise), it starts with all its attention on the first memory entry, and
+    it adds a learned scalar "attention_score_bias" to its score."""
+
+    def _set_monotonic(self, sigmoid_noise, sigmoid_noise_seed, score_bias_init, mode):
+        if mode not in ("recursive", "parallel", "hard"):
+            raise ValueError(f"{type(self).__name__}: mode must be 'recursive', 'parallel' or "
+                             f"'hard', got {mode!r}")
+        self._score_bias_init = score_bias_init
+        return functools.partial(_monotonic_probability_fn, sigmoid_noise=sigmoid_noise,
+                                 mode=mode, seed=sigmoid_noise_seed)
+
+    def _probability(self, probability_fn):
+        return probability_fn  # already a function of (score, previous alignments)
 
     def initial_alignments(self, batch_size, dtype):
         return indexing_ops.one_hot(array_ops.zeros(array_ops.reshape(batch_size, [1]),
                                                     dtype=dtypes.int32),
                                     self._alignments_size, dtype=dtype)
 
-    def _score_bias(self, score):
+    def _score(self, query):
         bias = variable_scope.get_variable(
-            "attention_score_bias", dtype=score.dtype, shape=[],
+            "attention_score_bias", dtype=query.dtype, shape=[],
             initializer=init_ops.constant_initializer(self._score_bias_init))
-        return score + bias
+        return super()._score(query) + bias
 
 
-class BahdanauMonotonicAttention(_MonotonicMixin, _BaseAttentionMechanism):
+class BahdanauMonotonicAttention(_Monotonic, BahdanauAttention):
     _scope_name = "bahdanau_monotonic_attention"
 
     def __init__(self, num_units, memory, memory_sequence_length=None, normalize=False,
                  score_mask_value=None, sigmoid_noise=0.0, sigmoid_noise_seed=None,
                  score_bias_init=0.0, mode="parallel", dtype=None,
                  name="BahdanauMonotonicAttention"):
-        dtype = dtype or dtypes.float32
-        probability_fn = functools.partial(_monotonic_probability_fn,
-                                           sigmoid_noise=sigmoid_noise, mode=mode,
-                                           seed=sigmoid_noise_seed)
-        super().__init__(
-            query_layer=Dense(num_units, name="query_layer", use_bias=False, dtype=dtype),
-            memory_layer=Dense(num_units, name="memory_layer", use_bias=False, dtype=dtype),
-            memory=memory, probability_fn=probability_fn,
-            memory_sequence_length=memory_sequence_length,
-            score_mask_value=score_mask_value, name=name)
-        self._num_units, self._normalize = num_units, normalize
-        self._score_bias_init = score_bias_init
-
-    def _score(self, processed_query):
-        return self._score_bias(bahdanau_score(processed_query, self._keys, self._normalize))
+        probability_fn = self._set_monotonic(sigmoid_noise, sigmoid_noise_seed,
+                                             score_bias_init, mode)
+        super().__init__(num_units, memory, memory_sequence_length, normalize, probability_fn,
+                         score_mask_value, dtype, name=name)
 
 
-class LuongMonotonicAttention(_MonotonicMixin, _BaseAttentionMechanism):
+class LuongMonotonicAttention(_Monotonic, LuongAttention):
     _scope_name = "luong_monotonic_attention"
 
     def __init__(self, num_units, memory, memory_sequence_length=None, scale=False,
                  score_mask_value=None, sigmoid_noise=0.0, sigmoid_noise_seed=None,
                  score_bias_init=0.0, mode="parallel", dtype=None,
                  name="LuongMonotonicAttention"):
-        dtype = dtype or dtypes.float32
-        probability_fn = functools.partial(_monotonic_probability_fn,
-                                           sigmoid_noise=sigmoid_noise, mode=mode,
-                                           seed=sigmoid_noise_seed)
-        super().__init__(
-            query_layer=None,
-            memory_layer=Dense(num_units, name="memory_layer", use_bias=False, dtype=dtype),
-            memory=memory, probability_fn=probability_fn,
-            memory_sequence_length=memory_sequence_length,
-            score_mask_value=score_mask_value, name=name)
-        self._num_units, self._scale = num_units, scale
-        self._score_bias_init = score_bias_init
-
-    def _score(self, query):
-        return self._score_bias(luong_score(query, self._keys, self._scale))
+        probability_fn = self._set_monotonic(sigmoid_noise, sigmoid_noise_seed,
+                                             score_bias_init, mode)
+        super().__init__(num_units, memory, memory_sequence_length, scale, probability_fn,
+                         score_mask_value, dtype, name=name)

@@ -23,8 +23,7 @@ from tensorweave.ops import (array_ops, indexing_ops, math_ops, nn_ops, reductio
 from tensorweave.ops import functional_ops as nest
 from tensorweave.ops.tensor_array import TensorArray
 from tensorweave.contrib.seq2seq.attention_wrapper import AttentionWrapperState
-from tensorweave.contrib.seq2seq.basic_decoder import (check_cell, check_output_layer,
-                                                       layer_output_size)
+from tensorweave.contrib.seq2seq.basic_decoder import check_cell, check_output_layer
 from tensorweave.contrib.seq2seq.beam_search_ops import gather_tree
 from tensorweave.contrib.seq2seq.decoder import Decoder
 from tensorweave.contrib.seq2seq.helper import embedding_function, static_or_dynamic_dim

@@ -90,6 +90,22 @@ class Helper:
         raise NotImplementedError(f"{type(self).__name__} must define next_inputs")
 
 
+class _TokenHelper(Helper):
+    """A helper whose samples are int32 token ids, one per batch entry."""
+
+    @property
+    def batch_size(self):
+        return self._batch_size
+
+    @property
+    def sample_ids_shape(self):
+        return tensor_shape.TensorShape([])
+
+    @property
+    def sample_ids_dtype(self):
+        return dtypes.int32
+
+
 class CustomHelper(Helper):
     """A helper made of three functions: initialize_fn() -> (finished, next_inputs),
     sample_fn(time, outputs, state) -> sample_ids and
@@ -136,7 +152,7 @@ class CustomHelper(Helper):
                                         sample_ids=sample_ids)
 
 
-class TrainingHelper(Helper):
+class TrainingHelper(_TokenHelper):
     """Teacher forcing: the input at step t is inputs[:, t]; a sequence finishes at its
     sequence_length. The sample is the argmax of the outputs (for reporting only)."""
 
@@ -166,18 +182,6 @@ class TrainingHelper(Helper):
     @property
     def sequence_length(self):
         return self._sequence_length
-
-    @property
-    def batch_size(self):
-        return self._batch_size
-
-    @property
-    def sample_ids_shape(self):
-        return tensor_shape.TensorShape([])
-
-    @property
-    def sample_ids_dtype(self):
-        return dtypes.int32
 
     def _read(self, time, finished):
         """inputs[time], or zeros once every sequence has finished (time may then be past
@@ -242,7 +246,7 @@ class ScheduledEmbeddingTrainingHelper(TrainingHelper):
             return finished, math_ops.where(all_finished, base_inputs, mixed), state
 
 
-class GreedyEmbeddingHelper(Helper):
+class GreedyEmbeddingHelper(_TokenHelper):
     """Inference: the sample is the argmax of the outputs, fed back embedded; a sequence
     finishes when it emits end_token."""
 
@@ -252,18 +256,6 @@ class GreedyEmbeddingHelper(Helper):
         self._start_tokens, self._end_token = _start_tokens(start_tokens, end_token, what)
         self._batch_size = static_or_dynamic_dim(self._start_tokens, 0)
         self._start_inputs = self._embedding_fn(self._start_tokens)
-
-    @property
-    def batch_size(self):
-        return self._batch_size
-
-    @property
-    def sample_ids_shape(self):
-        return tensor_shape.TensorShape([])
-
-    @property
-    def sample_ids_dtype(self):
-        return dtypes.int32
 
     def initialize(self, name=None):
         return all_false(self._batch_size), self._start_inputs
