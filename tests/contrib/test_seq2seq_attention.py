@@ -123,13 +123,13 @@ def test_attention_wrapper_step_matches_numpy_and_uses_tf_names():
 def test_attention_wrapper_without_attention_layer_and_with_cell_output():
     memory, _ = _memory()
     with tf.Graph().as_default():
-        with tf.variable_scope("luong"):
-            luong = s2s.LuongAttention(U, memory)
-        mechanisms = [luong, s2s.BahdanauAttention(2, memory)]
+        mechanisms = [s2s.LuongAttention(U, memory), s2s.BahdanauAttention(2, memory)]
         cell = s2s.AttentionWrapper(tf.nn.rnn_cell.GRUCell(U), mechanisms,
                                     output_attention=False)
         assert cell.output_size == U and cell.state_size.attention == 2 * D
         output, state = cell(tf.zeros([B, 1]), cell.zero_state(B, tf.float32))
+        names = {v.op.name for v in tf.global_variables()}
+        assert {"memory_layer/kernel", "memory_layer_1/kernel"} <= names  # as TF names them
         assert output.shape.as_list() == [B, U]
         assert state.attention.shape.as_list() == [B, 2 * D]
         assert isinstance(state.alignments, tuple) and len(state.alignments) == 2

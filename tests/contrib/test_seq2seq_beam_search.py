@@ -152,8 +152,8 @@ def test_beam_width_one_equals_greedy_decoding_of_an_attention_model():
                 cell, greedy, cell.zero_state(batch, tf.float32), projection),
                 maximum_iterations=6)
         count = len(tf.global_variables())
-        with tf.variable_scope("model", reuse=True):
-            for width in (1, 3):
+        for width in (1, 3):
+            with tf.variable_scope("model", reuse=True):
                 beam_cell = attention_cell(s2s.tile_batch(memory, width),
                                            s2s.tile_batch(lengths, width))
                 decoder = s2s.BeamSearchDecoder(
@@ -191,3 +191,45 @@ def test_beam_search_argument_errors():
         with pytest.raises(ValueError, match="coverage_penalty_weight needs an AttentionWrap"):
             s2s.BeamSearchDecoder(cell, np.eye(4, dtype=np.float32), [0], 1, tf.zeros([2, 1]),
                                   2, coverage_penalty_weight=0.5).initialize()
+
+
+def test_unknown_batch_and_time_coverage_penalty_and_reordered_alignment_history():
+    """With placeholders of unknown batch and time, an attention cell and both penalties:
+    no beam can emit end_token (its logit is -100), so every beam runs all 4 steps, and the
+    coverage the decoder accumulated (gathered along the chosen parents each step) must equal
+    the sum of the alignment history once finalize() has reordered it by the same parents."""
+    vocab, units, width, end = 6, 5, 3, 1
+    with tf.Graph().as_default(), tf.Session() as sess:
+        tf.set_random_seed(2)
+        source = tf.placeholder(tf.int32, [None, None])
+        lengths = tf.placeholder(tf.int32, [None])
+        embedding = tf.get_variable("embedding", [vocab, units])
+        memory, state = tf.nn.dynamic_rnn(
+            tf.nn.rnn_cell.LSTMCell(units), tf.nn.embedding_lookup(embedding, source),
+            sequence_length=lengths, dtype=tf.float32)
+        batch = tf.shape(source)[0]
+        memory, state, tiled_lengths = s2s.tile_batch((memory, state, lengths), width)
+        mechanism = s2s.LuongAttention(units, memory, memory_sequence_length=tiled_lengths,
+                                       scale=True)
+        cell = s2s.AttentionWrapper(tf.nn.rnn_cell.LSTMCell(units), mechanism,
+                                    attention_layer_size=units, alignment_history=True)
+        bias = np.zeros(vocab, np.float32)
+        bias[end] = -100.0
+        decoder = s2s.BeamSearchDecoder(
+            cell, embedding, tf.fill([batch], 0), end,
+            cell.zero_state(batch * width, tf.float32).clone(cell_state=state), width,
+            output_layer=tf.layers.Dense(vocab, bias_initializer=tf.constant_initializer(bias)),
+            length_penalty_weight=0.6, coverage_penalty_weight=0.3)
+        outputs, final_state, final_lengths = s2s.dynamic_decode(decoder, maximum_iterations=4)
+        assert outputs.predicted_ids.shape.as_list() == [None, None, width]
+        sess.run(tf.global_variables_initializer())
+        feed = {source: np.array([[2, 3, 4], [3, 4, 0]]), lengths: [3, 2]}
+        ids, history, coverage, got_lengths = sess.run([
+            outputs.predicted_ids, final_state.cell_state.alignment_history.stack(),
+            final_state.accumulated_attention_probs, final_lengths], feed)
+    assert ids.shape == (2, 4, width) and (ids != end).all()
+    np.testing.assert_array_equal(got_lengths, np.full((2, width), 4))
+    assert history.shape == (4, 2 * width, 3)
+    np.testing.assert_allclose(history.sum(0).reshape(2, width, 3), coverage, rtol=1e-5,
+                               atol=1e-6)
+    assert history[:, width:, 2].max() == 0.0  # the second sentence has 2 memory entries

@@ -54,6 +54,32 @@ def _mask_score(score, memory_sequence_length, score_mask_value):
     return math_ops.where(mask, score, array_ops.ones_like(score) * score_mask_value)
 
 
+class ProjectionLayer(Dense):
+    """A Dense layer without bias named as TF 1.x's seq2seq names its layers: the first one
+    in a scope is "memory_layer", the next "memory_layer_1" (under reuse, the first again),
+    so two mechanisms in one scope do not collide and TF checkpoints restore."""
+
+    def __init__(self, units, base_name, dtype):
+        super().__init__(units, use_bias=False, dtype=dtype)
+        self._base_name = base_name
+
+    @property
+    def name(self):
+        return self._name or self._base_name
+
+
+def _apply_to_rows(layer, tensor):
+    """layer(tensor) for a [batch, time, depth] tensor, applied to its [batch * time, depth]
+    rows (a plain matmul, whatever the batch and time dimensions)."""
+    shape = array_ops.shape(tensor)
+    rows = layer(array_ops.reshape(tensor, array_ops.stack([-1, shape[-1]])))
+    depth = rows.shape.as_tuple()[-1]
+    result = array_ops.reshape(rows, array_ops.concat(
+        [shape[:-1], array_ops.shape(rows)[-1:]], 0))
+    result.set_shape(tensor.shape[:-1].concatenate([depth]))
+    return result
+
+
 class _BaseAttentionMechanism(AttentionMechanism):
     """Keys, values and masking shared by every mechanism (see the module docstring)."""
 
@@ -75,8 +101,8 @@ class _BaseAttentionMechanism(AttentionMechanism):
         self._name = name
         with graph_lib.name_scope(name, "BaseAttentionMechanismInit", [memory]):
             self._values, lengths = _prepare_memory(memory, memory_sequence_length, what)
-            self._keys = memory_layer(self._values) if memory_layer is not None \
-                else self._values
+            self._keys = _apply_to_rows(memory_layer, self._values) \
+                if memory_layer is not None else self._values
         dtype = self._values.dtype
         if score_mask_value is None:
             score_mask_value = np.array(-np.inf, dtype.np_dtype)
@@ -214,8 +240,8 @@ class BahdanauAttention(_BaseAttentionMechanism):
             raise ValueError(f"{type(self).__name__}: custom_key_value_fn is not supported")
         dtype = dtype or dtypes.float32
         super().__init__(
-            query_layer=Dense(num_units, name="query_layer", use_bias=False, dtype=dtype),
-            memory_layer=Dense(num_units, name="memory_layer", use_bias=False, dtype=dtype),
+            query_layer=ProjectionLayer(num_units, "query_layer", dtype),
+            memory_layer=ProjectionLayer(num_units, "memory_layer", dtype),
             memory=memory, probability_fn=self._probability(probability_fn),
             memory_sequence_length=memory_sequence_length,
             score_mask_value=score_mask_value, name=name)
@@ -236,7 +262,7 @@ class LuongAttention(_BaseAttentionMechanism):
         dtype = dtype or dtypes.float32
         super().__init__(
             query_layer=None,
-            memory_layer=Dense(num_units, name="memory_layer", use_bias=False, dtype=dtype),
+            memory_layer=ProjectionLayer(num_units, "memory_layer", dtype),
             memory=memory, probability_fn=self._probability(probability_fn),
             memory_sequence_length=memory_sequence_length,
             score_mask_value=score_mask_value, name=name)

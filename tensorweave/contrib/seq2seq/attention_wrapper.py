@@ -13,12 +13,12 @@ import collections
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework import tensor_shape
-from tensorweave.layers.core import Dense
 from tensorweave.layers.rnn_cell_impl import RNNCell, zeros_of_size
 from tensorweave.ops import array_ops, math_ops
 from tensorweave.ops import functional_ops as nest
 from tensorweave.ops.tensor_array import TensorArray
-from tensorweave.contrib.seq2seq.attention_mechanisms import AttentionMechanism
+from tensorweave.contrib.seq2seq.attention_mechanisms import (AttentionMechanism,
+                                                              ProjectionLayer)
 
 
 class AttentionWrapperState(collections.namedtuple(
@@ -86,7 +86,7 @@ class AttentionWrapper(RNNCell):
                                  f"there are {len(mechanisms)} attention mechanisms")
             dtype = mechanisms[0].values.dtype
             self._attention_layers = tuple(
-                Dense(size, name="attention_layer", use_bias=False, dtype=dtype)
+                ProjectionLayer(size, "attention_layer", dtype)
                 for size in sizes)
             self._attention_layer_size = sum(sizes)
         elif attention_layer is not None:

@@ -181,13 +181,13 @@ class BeamSearchDecoder(Decoder):
         inputs = self._map(self._merge, inputs)
         cell_state = self._map(self._maybe_merge, state.cell_state)
         cell_outputs, next_cell_state = self._cell(inputs, cell_state)
+        if self._output_layer is not None:  # on [batch * beam, depth] rows: a plain matmul
+            cell_outputs = self._output_layer(cell_outputs)
         cell_outputs = self._map(self._split, cell_outputs)
         next_cell_state = self._map(self._maybe_split, next_cell_state)
         for new, old in zip(nest.flatten(next_cell_state), nest.flatten(state.cell_state)):
             if hasattr(new, "set_shape"):
                 new.set_shape(old.shape)
-        if self._output_layer is not None:
-            cell_outputs = self._output_layer(cell_outputs)
         output, next_state = self._beam_search_step(cell_outputs, next_cell_state, state)
         finished = next_state.finished
         next_inputs = math_ops.where(reduction_ops.reduce_all(finished), self._start_inputs,
@@ -288,7 +288,10 @@ class BeamSearchDecoder(Decoder):
 
     def _sort_array_beams(self, array, parent_ids, lengths):
         """A TensorArray of [batch * beam, ...] elements (an alignment history) reordered so
-        that element t of beam k belongs to the final beam k's ancestry."""
+        that element t of beam k belongs to the final beam k's ancestry. The cell wrote
+        element t from the beams before step t chose, so beam k's row at t is its ancestor
+        parent_ids[t] of its beam after step t: gather_tree traces parent ids as step ids.
+        Past a beam's length the row is its own."""
         if not isinstance(array, TensorArray):
             return array
         stacked = array.stack()
@@ -300,7 +303,7 @@ class BeamSearchDecoder(Decoder):
             reduction_ops.range_(0, beam), parent_ids.dtype)
         mask = math_ops.cast(array_ops.transpose(indexing_ops.sequence_mask(
             math_ops.cast(lengths, dtypes.int32), maxlen=max_time), [2, 0, 1]), dtypes.bool)
-        marked = math_ops.where(mask, beam_ids, array_ops.ones_like(beam_ids) * (beam + 1))
+        marked = math_ops.where(mask, parent_ids, array_ops.ones_like(beam_ids) * (beam + 1))
         sorted_ids = gather_tree(marked, parent_ids, math_ops.cast(
             reduction_ops.reduce_max(lengths, axis=1), dtypes.int32), beam + 1)
         sorted_ids = math_ops.where(mask, sorted_ids, beam_ids)
