@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.testing import gradient_checker
 
 s2s = tf.contrib.seq2seq
 B, T, D, U = 2, 5, 4, 3
@@ -289,3 +290,32 @@ def test_variable_names_are_tfs_for_a_gnmt_style_decoder():
         prefix + "bahdanau_attention/query_layer/kernel:0",
         prefix + "bahdanau_attention/attention_v:0", prefix + "attention_layer/kernel:0",
         "dynamic_seq2seq/decoder/output_projection/kernel:0"])
+
+
+def test_attention_decoder_gradients_match_finite_differences():
+    """d(outputs, final state)/d(memory, decoder inputs) through dynamic_decode, the
+    AttentionWrapper and a normalised Bahdanau mechanism, in float64. The weights come from
+    a custom getter as fixed tensors, so the check's graph has no variables to initialise."""
+    rng = np.random.RandomState(7)
+    weights = {}
+
+    def fixed_weights(getter, name, shape=None, dtype=None, initializer=None, **kwargs):
+        if name not in weights:
+            weights[name] = rng.uniform(-0.5, 0.5, shape).astype(np.float64) \
+                if shape else np.float64(0.7)
+        return tf.constant(weights[name], dtype=tf.float64)
+
+    def decode(memory, inputs):
+        with tf.variable_scope("model", custom_getter=fixed_weights):
+            mechanism = s2s.BahdanauAttention(3, memory, memory_sequence_length=[3, 2],
+                                              normalize=True, dtype=tf.float64)
+            cell = s2s.AttentionWrapper(tf.nn.rnn_cell.GRUCell(2, dtype=tf.float64), mechanism,
+                                        attention_layer_size=2)
+            helper = s2s.TrainingHelper(inputs, [2, 1])
+            decoder = s2s.BasicDecoder(cell, helper, cell.zero_state(2, tf.float64))
+            outputs, state, _ = s2s.dynamic_decode(decoder, impute_finished=True)
+        return [outputs.rnn_output, state.cell_state, state.attention]
+
+    gradient_checker.check_gradients(decode, [rng.randn(2, 3, 4), rng.randn(2, 2, 1)])
+    assert {"model/memory_layer/kernel", "model/decoder/attention_wrapper/bahdanau_attention/"
+            "attention_g"} <= set(weights)

@@ -264,3 +264,20 @@ def test_contrib_seq2seq_names_and_argument_errors():
             s2s.BasicDecoder(3, None, None)
         with pytest.raises(ValueError, match="start_tokens must be a vector"):
             s2s.GreedyEmbeddingHelper(np.eye(3, dtype=np.float32), [[1]], 0)
+
+
+def test_time_major_inputs_and_outputs_give_the_same_decode():
+    rng = np.random.RandomState(6)
+    inputs = rng.randn(B, T, 4).astype(np.float32)
+    with tf.Graph().as_default(), tf.Session() as sess:
+        cell = tf.nn.rnn_cell.GRUCell(3)
+        batch_major, _, _ = s2s.dynamic_decode(s2s.BasicDecoder(
+            cell, s2s.TrainingHelper(inputs, [4, 3, 1]), cell.zero_state(B, tf.float32)))
+        time_major, _, _ = s2s.dynamic_decode(s2s.BasicDecoder(
+            cell, s2s.TrainingHelper(inputs.transpose(1, 0, 2), [4, 3, 1], time_major=True),
+            cell.zero_state(B, tf.float32)), output_time_major=True)
+        assert time_major.rnn_output.shape.as_list() == [None, B, 3]
+        sess.run(tf.global_variables_initializer())
+        first, second = sess.run([batch_major.rnn_output, time_major.rnn_output])
+    assert first.shape == (B, T, 3)
+    np.testing.assert_allclose(second.transpose(1, 0, 2), first, rtol=1e-6)
