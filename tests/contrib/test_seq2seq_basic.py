@@ -252,10 +252,16 @@ def test_gradients_flow_through_dynamic_decode_and_match_finite_differences():
 
 
 def test_contrib_seq2seq_names_and_argument_errors():
-    for name in ("sequence_loss", "Helper", "TrainingHelper", "GreedyEmbeddingHelper",
-                 "SampleEmbeddingHelper", "ScheduledEmbeddingTrainingHelper", "InferenceHelper",
-                 "CustomHelper", "BasicDecoder", "BasicDecoderOutput", "dynamic_decode",
-                 "Decoder"):
+    # TF 1.15's tf.contrib.seq2seq, all of it.
+    names = ("AttentionMechanism AttentionWrapper AttentionWrapperState BahdanauAttention "
+             "BahdanauMonotonicAttention BasicDecoder BasicDecoderOutput BeamSearchDecoder "
+             "BeamSearchDecoderOutput BeamSearchDecoderState CustomHelper Decoder "
+             "FinalBeamSearchDecoderOutput GreedyEmbeddingHelper Helper InferenceHelper "
+             "LuongAttention LuongMonotonicAttention SampleEmbeddingHelper "
+             "ScheduledEmbeddingTrainingHelper ScheduledOutputTrainingHelper TrainingHelper "
+             "dynamic_decode gather_tree hardmax monotonic_attention safe_cumprod "
+             "sequence_loss tile_batch")
+    for name in names.split():
         assert hasattr(s2s, name), name
     with tf.Graph().as_default():
         with pytest.raises(TypeError, match="dynamic_decode: expected a Decoder"):
@@ -281,3 +287,28 @@ def test_time_major_inputs_and_outputs_give_the_same_decode():
         first, second = sess.run([batch_major.rnn_output, time_major.rnn_output])
     assert first.shape == (B, T, 3)
     np.testing.assert_allclose(second.transpose(1, 0, 2), first, rtol=1e-6)
+
+
+def test_scheduled_output_training_helper_feeds_back_outputs_with_auxiliary_inputs():
+    rng = np.random.RandomState(8)
+    inputs = rng.randn(2, 3, 2).astype(np.float32)
+    auxiliary = rng.randn(2, 3, 1).astype(np.float32)
+    outputs = rng.randn(2, 2).astype(np.float32)
+    results = {}
+    for probability in (0.0, 1.0):
+        with tf.Graph().as_default(), tf.Session() as sess:
+            helper = s2s.ScheduledOutputTrainingHelper(
+                inputs, [3, 3], probability, auxiliary_inputs=auxiliary,
+                next_inputs_fn=lambda out: 2.0 * out)
+            assert helper.sample_ids_dtype == tf.bool
+            _, first = helper.initialize()
+            ids = helper.sample(0, tf.constant(outputs), None)
+            _, next_inputs, _ = helper.next_inputs(0, tf.constant(outputs), None, ids)
+            results[probability] = sess.run([first, ids, next_inputs])
+    with_auxiliary = np.concatenate([inputs, auxiliary], -1)
+    np.testing.assert_allclose(results[0.0][0], with_auxiliary[:, 0])
+    np.testing.assert_array_equal(results[0.0][1], [False, False])
+    np.testing.assert_allclose(results[0.0][2], with_auxiliary[:, 1])
+    np.testing.assert_array_equal(results[1.0][1], [True, True])
+    np.testing.assert_allclose(results[1.0][2], np.concatenate([2 * outputs, auxiliary[:, 1]],
+                                                               -1))

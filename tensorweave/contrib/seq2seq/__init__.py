@@ -6,6 +6,7 @@ from tensorweave.contrib.seq2seq.helper import (Helper, CustomHelper,  # noqa: F
                                                 TrainingHelper, GreedyEmbeddingHelper,
                                                 SampleEmbeddingHelper,
                                                 ScheduledEmbeddingTrainingHelper,
+                                                ScheduledOutputTrainingHelper,
                                                 InferenceHelper)
 from tensorweave.contrib.seq2seq.decoder import Decoder, dynamic_decode  # noqa: F401
 from tensorweave.contrib.seq2seq.basic_decoder import (BasicDecoder,  # noqa: F401

@@ -246,6 +246,52 @@ class ScheduledEmbeddingTrainingHelper(TrainingHelper):
             return finished, math_ops.where(all_finished, base_inputs, mixed), state
 
 
+class ScheduledOutputTrainingHelper(TrainingHelper):
+    """Teacher forcing where, with probability `sampling_probability` per sequence and step,
+    the next input is instead this step's output (through next_inputs_fn when given), with
+    `auxiliary_inputs` [batch, time, ...] appended to either. The sample ids are bools: True
+    where the output was fed back."""
+
+    def __init__(self, inputs, sequence_length, sampling_probability, time_major=False,
+                 seed=None, next_inputs_fn=None, auxiliary_inputs=None, name=None):
+        self._sampling_probability = convert_to_tensor(sampling_probability,
+                                                       name="sampling_probability")
+        if self._sampling_probability.shape.ndims not in (None, 0, 1):
+            raise ValueError("ScheduledOutputTrainingHelper: sampling_probability must be a "
+                             f"scalar or a vector, got shape {self._sampling_probability.shape}")
+        self._seed, self._next_inputs_fn = seed, next_inputs_fn
+        self._auxiliary = None
+        if auxiliary_inputs is not None:
+            auxiliary = convert_to_tensor(auxiliary_inputs, name="auxiliary_inputs")
+            self._auxiliary = auxiliary if time_major else transpose_batch_time(auxiliary)
+            inputs = array_ops.concat([inputs, auxiliary_inputs], -1)
+        super().__init__(inputs, sequence_length, time_major, name)
+
+    @property
+    def sample_ids_dtype(self):
+        return dtypes.bool
+
+    def sample(self, time, outputs, state, name=None):
+        with graph_lib.name_scope(name, "ScheduledOutputTrainingHelperSample"):
+            uniform = random_ops.random_uniform(array_ops.shape(sample_ids_like(outputs)),
+                                                seed=self._seed)
+            return math_ops.less(uniform, math_ops.cast(self._sampling_probability,
+                                                        uniform.dtype))
+
+    def next_inputs(self, time, outputs, state, sample_ids, name=None):
+        with graph_lib.name_scope(name, "ScheduledOutputTrainingHelperNextInputs"):
+            finished, base_inputs, state = super().next_inputs(time, outputs, state, sample_ids)
+            fed_back = outputs if self._next_inputs_fn is None else self._next_inputs_fn(outputs)
+            if self._auxiliary is not None:
+                index = math_ops.minimum(time + 1, static_or_dynamic_dim(self._auxiliary, 0) - 1)
+                fed_back = array_ops.concat(
+                    [fed_back, slicing_ops.gather(self._auxiliary, index)], -1)
+            mixed = math_ops.where(sample_ids, math_ops.cast(fed_back, base_inputs.dtype),
+                                   base_inputs)
+            all_finished = reduction_ops.reduce_all(finished)
+            return finished, math_ops.where(all_finished, base_inputs, mixed), state
+
+
 class GreedyEmbeddingHelper(_TokenHelper):
     """Inference: the sample is the argmax of the outputs, fed back embedded; a sequence
     finishes when it emits end_token."""
