@@ -312,3 +312,20 @@ def test_scheduled_output_training_helper_feeds_back_outputs_with_auxiliary_inpu
     np.testing.assert_array_equal(results[1.0][1], [True, True])
     np.testing.assert_allclose(results[1.0][2], np.concatenate([2 * outputs, auxiliary[:, 1]],
                                                                -1))
+
+
+def test_variational_dropout_inside_dynamic_decode_keeps_one_mask_per_sequence():
+    rng = np.random.RandomState(9)
+    with tf.Graph().as_default(), tf.Session() as sess:
+        tf.set_random_seed(3)
+        cell = tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.LSTMCell(8), output_keep_prob=0.5,
+                                             variational_recurrent=True, dtype=tf.float32)
+        helper = s2s.TrainingHelper(rng.randn(4, 6, 3).astype(np.float32), [6, 6, 6, 6])
+        outputs, _, _ = s2s.dynamic_decode(s2s.BasicDecoder(cell, helper,
+                                                            cell.zero_state(4, tf.float32)))
+        sess.run(tf.global_variables_initializer())
+        first, second = sess.run(outputs.rnn_output), sess.run(outputs.rnn_output)
+    dropped = first == 0
+    assert dropped.any() and not dropped.all()
+    np.testing.assert_array_equal(dropped, np.repeat(dropped[:, :1], 6, axis=1))
+    assert ((second == 0) != dropped).any()  # a new mask each run

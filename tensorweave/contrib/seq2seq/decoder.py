@@ -10,10 +10,11 @@ beams, so the loop must not OR the previous finished flags into its own).
 Variables live under the scope "decoder" (or `scope`), as TF names them.
 """
 from tensorweave.framework import dtypes
+from tensorweave.framework import graph as graph_lib
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.layers.rnn_cell_impl import zeros_of_size
-from tensorweave.ops import array_ops, math_ops, reduction_ops, variable_scope
+from tensorweave.ops import array_ops, math_ops, reduction_ops, rnn, variable_scope
 from tensorweave.ops import functional_ops as nest
 from tensorweave.ops.tensor_array import TensorArray
 from tensorweave.ops.while_ops import while_loop
@@ -105,12 +106,17 @@ def dynamic_decode(decoder, output_time_major=False, impute_finished=False,
                               .concatenate(size))
                   for i, (size, dtype) in enumerate(zip(size_leaves, dtype_leaves))]
         tracks_own = getattr(decoder, "tracks_own_finished", False)
+        graph = graph_lib.get_default_graph()
 
         def condition(time, arrays, state, inputs, finished, lengths):
             return math_ops.logical_not(reduction_ops.reduce_all(finished))
 
         def body(time, arrays, state, inputs, finished, lengths):
-            outputs, next_state, next_inputs, step_finished = decoder.step(time, inputs, state)
+            # Cells that draw random masks (DropoutWrapper) take them from the loop's step,
+            # as under tf.nn.dynamic_rnn, so that the masks are stateless per step.
+            with rnn._tracing_step(rnn.LoopStep(time, graph)):  # noqa: SLF001 - shared driver
+                outputs, next_state, next_inputs, step_finished = decoder.step(time, inputs,
+                                                                               state)
             flat_outputs = nest.flatten(outputs)
             if len(flat_outputs) != len(arrays):
                 raise ValueError(f"dynamic_decode: {type(decoder).__name__}.step returned "
