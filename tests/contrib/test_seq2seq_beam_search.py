@@ -101,9 +101,13 @@ def test_beam_search_finds_the_sequence_greedy_decoding_misses():
         assert outputs.predicted_ids.shape.as_list() == [2, None, 2]
         greedy_outputs, _, _ = s2s.dynamic_decode(_markov_decoder(1), maximum_iterations=6,
                                                   scope="greedy")
+        imputed, _, _ = s2s.dynamic_decode(_markov_decoder(2), maximum_iterations=6,
+                                           impute_finished=True, scope="imputed")
         sess.run(tf.global_variables_initializer())
-        got, got_state, got_lengths, greedy = sess.run([
-            outputs, state._replace(cell_state=()), lengths, greedy_outputs.predicted_ids])
+        got, got_state, got_lengths, greedy, got_imputed = sess.run([
+            outputs, state._replace(cell_state=()), lengths, greedy_outputs.predicted_ids,
+            imputed.predicted_ids])
+    np.testing.assert_array_equal(got_imputed, got.predicted_ids)
     np.testing.assert_array_equal(got.predicted_ids[0], [[B_, A], [EOS, EOS]])
     np.testing.assert_array_equal(got.predicted_ids[1], got.predicted_ids[0])
     np.testing.assert_allclose(got.beam_search_decoder_output.scores[0, -1],

@@ -131,7 +131,7 @@ def dynamic_decode(decoder, output_time_major=False, impute_finished=False,
                 next_finished = math_ops.logical_or(
                     next_finished, math_ops.greater_equal(time + 1, maximum_iterations))
             if impute_finished:
-                flat_outputs = [math_ops.where(finished, zero, out)
+                flat_outputs = [_where_finished(finished, zero, out)
                                 for zero, out in zip(zero_outputs, flat_outputs)]
                 next_state = _copy_finished_state(finished, next_state, state)
             arrays = [a.write(time, out) for a, out in zip(arrays, flat_outputs)]
@@ -160,12 +160,24 @@ def dynamic_decode(decoder, output_time_major=False, impute_finished=False,
     return final_outputs, final_state, final_lengths
 
 
+def _where_finished(finished, if_finished, otherwise):
+    """Entries of `finished` ([batch], or [batch, beam] for beam search) choose between two
+    tensors whose leading dimensions they match."""
+    extra = (otherwise.shape.ndims or 0) - (finished.shape.ndims or 0)
+    if extra > 0:
+        finished = array_ops.reshape(finished, array_ops.concat(
+            [array_ops.shape(finished), array_ops.ones([extra], dtypes.int32)], 0))
+        finished = math_ops.logical_or(finished, array_ops.zeros_like(otherwise,
+                                                                      dtype=dtypes.bool))
+    return math_ops.where(finished, if_finished, otherwise)
+
+
 def _copy_finished_state(finished, new_state, old_state):
     """The rows of finished sequences keep their old state (TensorArrays and scalars, which
     have no batch rows, take the new value)."""
     def keep(new, old):
         if isinstance(new, TensorArray) or new.shape.ndims == 0:
             return new
-        return math_ops.where(finished, old, new)
+        return _where_finished(finished, old, new)
     return nest.pack_like(new_state, [keep(n, o) for n, o in zip(nest.flatten(new_state),
                                                                 nest.flatten(old_state))])
