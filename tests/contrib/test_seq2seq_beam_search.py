@@ -192,6 +192,10 @@ def test_beam_search_argument_errors():
         with pytest.raises(ValueError, match="beam_width must be a positive int"):
             s2s.BeamSearchDecoder(cell, np.eye(4, dtype=np.float32), [0], 1, tf.zeros([1, 1]),
                                   0)
+        with pytest.raises(ValueError, match="has 2 rows, expected batch_size \\* beam_width = "
+                                             "6; tile"):
+            s2s.BeamSearchDecoder(cell, np.eye(4, dtype=np.float32), [0, 0], 1,
+                                  tf.zeros([2, 1]), 3)
         with pytest.raises(ValueError, match="coverage_penalty_weight needs an AttentionWrap"):
             s2s.BeamSearchDecoder(cell, np.eye(4, dtype=np.float32), [0], 1, tf.zeros([2, 1]),
                                   2, coverage_penalty_weight=0.5).initialize()

@@ -112,6 +112,12 @@ class BeamSearchDecoder(Decoder):
         return self._batch_size if isinstance(self._batch_size, int) else None
 
     def _split(self, tensor):
+        rows = tensor.shape.as_tuple()[0]
+        static = self._static_batch()
+        if rows is not None and static is not None and rows != static * self._beam_width:
+            raise ValueError(f"BeamSearchDecoder: {tensor.name} has {rows} rows, expected "
+                             f"batch_size * beam_width = {static * self._beam_width}; tile "
+                             "the encoder's outputs and state with tile_batch(t, beam_width)")
         rest = tensor.shape[1:]
         dims = rest.as_list() if rest.is_fully_defined() else None
         tail = dims if dims is not None else array_ops.shape(tensor)[1:]
