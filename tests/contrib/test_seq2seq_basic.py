@@ -329,3 +329,15 @@ def test_variational_dropout_inside_dynamic_decode_keeps_one_mask_per_sequence()
     assert dropped.any() and not dropped.all()
     np.testing.assert_array_equal(dropped, np.repeat(dropped[:, :1], 6, axis=1))
     assert ((second == 0) != dropped).any()  # a new mask each run
+
+
+def test_sample_embedding_helper_draws_from_the_tempered_softmax():
+    probs = np.array([0.7, 0.2, 0.1])
+    batch, temperature = 4000, 2.0
+    with tf.Graph().as_default(), tf.Session() as sess:
+        helper = s2s.SampleEmbeddingHelper(np.eye(3, dtype=np.float32), tf.fill([batch], 0), 2,
+                                           softmax_temperature=temperature, seed=5)
+        logits = tf.constant(np.tile(np.log(probs), (batch, 1)), tf.float32)
+        ids = sess.run(helper.sample(0, logits, None))
+    expected = probs ** (1 / temperature) / (probs ** (1 / temperature)).sum()
+    np.testing.assert_allclose(np.bincount(ids, minlength=3) / batch, expected, atol=0.03)
