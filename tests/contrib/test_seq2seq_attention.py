@@ -319,3 +319,21 @@ def test_attention_decoder_gradients_match_finite_differences():
     gradient_checker.check_gradients(decode, [rng.randn(2, 3, 4), rng.randn(2, 2, 1)])
     assert {"model/memory_layer/kernel", "model/decoder/attention_wrapper/bahdanau_attention/"
             "attention_g"} <= set(weights)
+
+
+def test_zero_state_rejects_a_cell_state_of_another_batch_size():
+    memory, _ = _memory()
+    with tf.Graph().as_default(), tf.Session() as sess:
+        cell = s2s.AttentionWrapper(tf.nn.rnn_cell.GRUCell(U), s2s.LuongAttention(U, memory))
+        with pytest.raises(ValueError, match="tile both the memory and the encoder state"):
+            cell.zero_state(B, tf.float32).clone(cell_state=tf.zeros([B, U]))
+            s2s.AttentionWrapper(tf.nn.rnn_cell.GRUCell(U), s2s.LuongAttention(U, memory),
+                                 initial_cell_state=tf.zeros([3 * B, U])).zero_state(
+                                     B, tf.float32)
+        rows = tf.placeholder(tf.float32, [None, U])
+        dynamic = s2s.AttentionWrapper(tf.nn.rnn_cell.GRUCell(U), s2s.LuongAttention(
+            U, memory), initial_cell_state=rows).zero_state(B, tf.float32)
+        np.testing.assert_array_equal(sess.run(dynamic.cell_state, {rows: np.ones((B, U))}),
+                                      1.0)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="tile_batch"):
+            sess.run(dynamic.cell_state, {rows: np.ones((3 * B, U))})

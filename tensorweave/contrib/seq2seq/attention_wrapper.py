@@ -14,7 +14,7 @@ from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework import tensor_shape
 from tensorweave.layers.rnn_cell_impl import RNNCell, zeros_of_size
-from tensorweave.ops import array_ops, math_ops
+from tensorweave.ops import array_ops, check_ops, math_ops
 from tensorweave.ops import functional_ops as nest
 from tensorweave.ops.tensor_array import TensorArray
 from tensorweave.contrib.seq2seq.attention_mechanisms import (AttentionMechanism,
@@ -133,8 +133,8 @@ class AttentionWrapper(RNNCell):
             dtype = dtypes.as_dtype(dtype)
             cell_state = self._initial_cell_state if self._initial_cell_state is not None \
                 else self._cell.zero_state(batch_size, dtype)
-            cell_state = nest.pack_like(cell_state, [array_ops.identity(
-                s, name="checked_cell_state") for s in nest.flatten(cell_state)])
+            cell_state = nest.pack_like(cell_state, [self._checked_rows(s, batch_size)
+                                                     for s in nest.flatten(cell_state)])
             alignments = [m.initial_alignments(batch_size, dtype) for m in self._mechanisms]
             history = tuple(TensorArray(dtype, size=0, dynamic_size=True,
                                         element_shape=a.shape) for a in alignments) \
@@ -146,6 +146,25 @@ class AttentionWrapper(RNNCell):
                 attention_state=self._item_or_tuple(m.initial_state(batch_size, dtype)
                                                     for m in self._mechanisms),
                 alignment_history=self._item_or_tuple(history) if history else ())
+
+    def _checked_rows(self, state, batch_size):
+        """`state`, failing (at build time when the sizes are known, else when run) unless
+        its rows match batch_size and the memory's: the usual slip is a beam search whose
+        memory was tiled but whose encoder state was not."""
+        message = ("AttentionWrapper.zero_state: the cell state and the attention memory "
+                   "must have batch_size rows; with BeamSearchDecoder, tile both the memory "
+                   "and the encoder state with tile_batch(t, beam_width)")
+        memory_rows = self._mechanisms[0].batch_size
+        rows = state.shape.as_tuple()[0] if state.shape.ndims else None
+        for expected in (batch_size, memory_rows):
+            if isinstance(expected, int) and rows is not None and rows != expected:
+                raise ValueError(f"{message}: {state.name} has {rows} rows, expected "
+                                 f"{expected}")
+        checks = [check_ops.assert_equal(array_ops.shape(state)[0], expected, message=message)
+                  for expected in (batch_size, memory_rows)
+                  if not (isinstance(expected, int) and rows is not None)]
+        with graph_lib.get_default_graph().control_dependencies(checks):
+            return array_ops.identity(state, name="checked_cell_state")
 
     def build(self, inputs_shape):
         self.built = True
