@@ -241,3 +241,61 @@ def test_unknown_batch_and_time_coverage_penalty_and_reordered_alignment_history
     np.testing.assert_allclose(history.sum(0).reshape(2, width, 3), coverage, rtol=1e-5,
                                atol=1e-6)
     assert history[:, width:, 2].max() == 0.0  # the second sentence has 2 memory entries
+
+
+class AligningCell(tf.nn.rnn_cell.RNNCell):
+    """Echoes its input (a one-hot token) and reports fixed alignments per input token in an
+    AttentionWrapperState, so the coverage penalty can be computed by hand."""
+
+    def __init__(self, alignments_per_token):
+        super().__init__()
+        self._table = alignments_per_token
+
+    @property
+    def state_size(self):
+        return s2s.AttentionWrapperState(1, 1, tf.TensorShape([]), 2, (), 2)
+
+    @property
+    def output_size(self):
+        return 3
+
+    def build(self, inputs_shape):
+        self.built = True
+
+    def call(self, inputs, state):
+        alignments = tf.matmul(inputs, tf.constant(self._table, tf.float32))
+        return inputs, state._replace(alignments=alignments, attention_state=alignments)
+
+
+def test_coverage_penalty_reranks_a_finished_beam_as_computed_by_hand():
+    # From GO: EOS 0.6, A 0.4; from A: EOS 0.9, A 0.1. Beam 0 finishes at step 0 with EOS;
+    # at step 1 its only candidate scores log 0.6 + w * sum_j log(min(coverage_j, 1)), its
+    # coverage being GO's alignments [0.2, 0.8] (a finished beam adds no more); A EOS scores
+    # log 0.36 with no penalty (it was not finished), so with w = 1 it ranks first.
+    transitions = np.array([[1e-9, 0.6, 0.4], [1e-9, 1.0, 1e-9], [1e-9, 0.9, 0.1]])
+    alignments = np.array([[0.2, 0.8], [0.5, 0.5], [0.7, 0.3]], np.float32)
+    results = {}
+    for weight in (0.0, 1.0):
+        with tf.Graph().as_default(), tf.Session() as sess:
+            rows = 2
+            state = s2s.AttentionWrapperState(
+                cell_state=tf.zeros([rows, 1]), attention=tf.zeros([rows, 1]),
+                time=tf.zeros([], tf.int32), alignments=tf.zeros([rows, 2]),
+                alignment_history=(), attention_state=tf.zeros([rows, 2]))
+            decoder = s2s.BeamSearchDecoder(
+                AligningCell(alignments), np.eye(3, dtype=np.float32), [0], 1, state, 2,
+                output_layer=tf.layers.Dense(3, use_bias=False,
+                                             kernel_initializer=tf.constant_initializer(
+                                                 np.log(transitions))),
+                coverage_penalty_weight=weight)
+            outputs, _, _ = s2s.dynamic_decode(decoder, maximum_iterations=4)
+            sess.run(tf.global_variables_initializer())
+            results[weight] = sess.run(outputs)
+    plain, covered = results[0.0], results[1.0]
+    np.testing.assert_allclose(plain.beam_search_decoder_output.scores[0, -1],
+                               np.log([0.6, 0.36]), rtol=1e-5)
+    np.testing.assert_array_equal(plain.predicted_ids[0, :, 0], [1, 1])
+    np.testing.assert_allclose(covered.beam_search_decoder_output.scores[0, -1],
+                               [np.log(0.36), np.log(0.6) + np.log(0.2) + np.log(0.8)],
+                               rtol=1e-5)
+    np.testing.assert_array_equal(covered.predicted_ids[0, :, 0], [2, 1])
