@@ -341,3 +341,15 @@ def test_sample_embedding_helper_draws_from_the_tempered_softmax():
         ids = sess.run(helper.sample(0, logits, None))
     expected = probs ** (1 / temperature) / (probs ** (1 / temperature)).sum()
     np.testing.assert_allclose(np.bincount(ids, minlength=3) / batch, expected, atol=0.03)
+
+
+def test_inference_without_maximum_iterations_warns(caplog):
+    with tf.Graph().as_default():
+        cell = tf.nn.rnn_cell.GRUCell(3)
+        with caplog.at_level("WARNING"):
+            s2s.dynamic_decode(s2s.BasicDecoder(cell, s2s.TrainingHelper(
+                np.ones((2, 3, 3), np.float32), [3, 3]), cell.zero_state(2, tf.float32)))
+            assert "maximum_iterations" not in caplog.text
+            s2s.dynamic_decode(s2s.BasicDecoder(cell, s2s.GreedyEmbeddingHelper(
+                np.eye(3, dtype=np.float32), [0, 0], 1), cell.zero_state(2, tf.float32)))
+        assert "BasicDecoder without maximum_iterations" in caplog.text

@@ -55,6 +55,12 @@ class BasicDecoder(Decoder):
         return self._helper.batch_size
 
     @property
+    def stops_at_end_token(self):
+        """True when only the samples can end decoding (inference helpers), so that
+        dynamic_decode warns if it has no maximum_iterations."""
+        return hasattr(self._helper, "_end_token")
+
+    @property
     def output_size(self):
         return BasicDecoderOutput(
             rnn_output=layer_output_size(self._output_layer, self._cell.output_size),

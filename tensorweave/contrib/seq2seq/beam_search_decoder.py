@@ -92,6 +92,10 @@ class BeamSearchDecoder(Decoder):
         return self._batch_size
 
     @property
+    def stops_at_end_token(self):
+        return True
+
+    @property
     def tracks_own_finished(self):
         """The beams are reordered each step, so the loop must not OR in the old flags."""
         return True

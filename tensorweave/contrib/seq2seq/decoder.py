@@ -14,6 +14,7 @@ from tensorweave.framework import graph as graph_lib
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.layers.rnn_cell_impl import zeros_of_size
+from tensorweave.platform import tf_logging as logging
 from tensorweave.ops import array_ops, math_ops, reduction_ops, rnn, variable_scope
 from tensorweave.ops import functional_ops as nest
 from tensorweave.ops.tensor_array import TensorArray
@@ -86,6 +87,11 @@ def dynamic_decode(decoder, output_time_major=False, impute_finished=False,
             if maximum_iterations.shape.ndims not in (None, 0):
                 raise ValueError("dynamic_decode: maximum_iterations must be a scalar, got "
                                  f"shape {maximum_iterations.shape}")
+        elif getattr(decoder, "stops_at_end_token", False):
+            logging.warning(
+                "dynamic_decode: %s without maximum_iterations stops only once every sequence "
+                "has emitted end_token; a model that never does loops forever (pass "
+                "maximum_iterations, e.g. twice the longest source)", type(decoder).__name__)
         initial_finished, initial_inputs, initial_state = decoder.initialize()
         batch_size = decoder.batch_size
         size_leaves = _size_leaves(decoder.output_size)
