@@ -11,7 +11,6 @@ import sys
 REPLACEMENTS = {
     "rnn": "tf.nn.rnn_cell (the cells) and tf.nn.dynamic_rnn / tf.nn.static_rnn",
     "cudnn_rnn": "tf.nn.rnn_cell",
-    "seq2seq": None,
     "grid_rnn": None,
     "recurrent": None,
     "bayesflow": None,
