@@ -163,9 +163,10 @@ def tensordot(a, b, axes, name=None):
                              f"dimension {j} of b ({b_dims[j]})")
     a_free = [i for i in range(len(a_dims)) if i not in a_axes]
     b_free = [i for i in range(len(b_dims)) if i not in b_axes]
-    if any(a_dims[i] is None for i in a_axes) or any(d is None for d in b_dims):
-        raise ValueError("tf.tensordot needs statically known contracted and b dimensions")
-    inner = int(np.prod([a_dims[i] for i in a_axes], dtype=np.int64))
+    if any(d is None for d in b_dims):
+        raise ValueError("tf.tensordot needs the dimensions of b statically known")
+    # The contracted size comes from b (a's contracted dimensions may be unknown).
+    inner = int(np.prod([b_dims[j] for j in b_axes], dtype=np.int64))
     a_t = array_ops.transpose(a, a_free + a_axes) if a_free + a_axes != list(
         range(len(a_dims))) else a
     b_t = array_ops.transpose(b, b_axes + b_free) if b_axes + b_free != list(
@@ -174,10 +175,17 @@ def tensordot(a, b, axes, name=None):
     b_2d = array_ops.reshape(b_t, [inner, -1])
     product = matmul(a_2d, b_2d)
     free_a = [a_dims[i] for i in a_free]
-    out_shape = [-1 if d is None else d for d in free_a] + [b_dims[i] for i in b_free]
-    if free_a.count(None) > 1:
-        raise ValueError("tf.tensordot supports at most one unknown free dimension of a")
-    return array_ops.reshape(product, out_shape, name=name)
+    free_b = [b_dims[i] for i in b_free]
+    if free_a.count(None) <= 1:
+        out_shape = [-1 if d is None else d for d in free_a] + free_b
+        return array_ops.reshape(product, out_shape, name=name)
+    # Several unknown free dimensions of a (an RNN's [batch, time, depth]): take them at run time.
+    shape_a = array_ops.shape(a)
+    out_shape = array_ops.concat([array_ops.gather(shape_a, a_free),
+                                  convert_to_tensor(np.array(free_b, np.int32))], 0)
+    result = array_ops.reshape(product, out_shape, name=name)
+    result.set_shape(free_a + free_b)
+    return result
 
 
 # --- Einsum ------------------------------------------------------------------------------------

@@ -271,3 +271,17 @@ def test_qr_gradient_refuses_wide_matrices_by_name():
         q, r = tf.qr(tf.zeros([2, 3]), name="wide_qr")
         with pytest.raises(NotImplementedError, match="wide_qr.*num_rows >= num_cols"):
             tf.gradients(tf.reduce_sum(r), [q.op.inputs[0]])
+
+
+def test_tensordot_with_several_unknown_free_dimensions():
+    """[batch, time, depth] @ [depth, units] with batch and time unknown (tf.layers.dense on an
+    RNN's outputs): the output shape is taken at run time."""
+    x = np.random.default_rng(0).normal(size=(2, 7, 5))
+    w = np.random.default_rng(1).normal(size=(5, 3))
+    with tf.Graph().as_default():
+        feed = tf.placeholder(tf.float64, [None, None, 5])
+        product = tf.tensordot(feed, w, [[2], [0]])
+        assert product.shape.as_list() == [None, None, 3]
+        with tf.Session() as session:
+            got = session.run(product, {feed: x})
+    np.testing.assert_allclose(got, np.tensordot(x, w, [[2], [0]]))
