@@ -95,6 +95,13 @@ def set_keras_style():
     _KERAS_STYLE_EVERYWHERE[0] = True
 
 
+def as_functional(layer):
+    """`layer` as tf.layers' functions make theirs: an explicit name is its variable scope,
+    not made unique (so a second call with the same name needs reuse)."""
+    layer._scope_arg = layer._name
+    return layer
+
+
 class Layer:
     """Subclasses implement `build(input_shape)` (make variables with `add_weight`) and
     `call(inputs, ...)` (build the ops)."""
@@ -110,6 +117,7 @@ class Layer:
         self._dtype = dtype
         self._reuse = _reuse
         self._scope = None
+        self._scope_arg = _scope  # TF's functional layers open their name as the scope as is
         self.activity_regularizer = activity_regularizer
         self.built = False
         self.input_spec = None
@@ -226,8 +234,15 @@ class Layer:
         if self._keras_style:
             return self._call_keras_style(inputs, *args, **kwargs)
         if self._scope is None:
-            scope = variable_scope.variable_scope(self._name, default_name=self.name,
-                                                  reuse=self._reuse)
+            # TF 1.x: a layer object's scope is its name made unique in the current scope
+            # (dense, dense_1, ...) even when the name was given; reuse=True, and the functional
+            # forms (tf.layers.dense(..., name=...), see as_functional), open the name as is.
+            if self._scope_arg is not None:
+                scope = variable_scope.variable_scope(self._scope_arg, reuse=self._reuse)
+            elif self._reuse:
+                scope = variable_scope.variable_scope(self.name, reuse=self._reuse)
+            else:
+                scope = variable_scope.variable_scope(None, default_name=self.name)
         else:  # called again: the same variables, ops in a fresh name scope of the layer's
             scope = variable_scope.variable_scope(self._scope, reuse=True)
         with scope as opened:

@@ -1,7 +1,7 @@
 """Convolution layers over 1, 2 or 3 spatial dimensions and their functional forms:
 activation(conv(inputs, kernel) + bias) with a [*kernel_size, in_channels, filters] kernel."""
-from tensorweave.layers.base import (InputSpec, Layer, normalize_data_format, normalize_padding,
-                                     normalize_tuple)
+from tensorweave.layers.base import (InputSpec, Layer, as_functional, normalize_data_format,
+                                     normalize_padding, normalize_tuple)
 from tensorweave.ops import conv3d_ops, conv_ops, conv_variants, init_ops
 
 
@@ -126,7 +126,7 @@ Convolution1D, Convolution2D, Convolution3D = Conv1D, Conv2D, Conv3D
 
 
 def _apply(layer_class, inputs, reuse, *args, **kwargs):
-    return layer_class(*args, _reuse=reuse, **kwargs)(inputs)
+    return as_functional(layer_class(*args, _reuse=reuse, **kwargs))(inputs)
 
 
 def conv1d(inputs, filters, kernel_size, strides=1, padding="valid",

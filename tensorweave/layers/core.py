@@ -3,7 +3,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes
 from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.layers.base import Layer
+from tensorweave.layers.base import Layer, as_functional
 from tensorweave.ops import array_ops, conv_ops, init_ops, math_ops, nn_impl
 
 
@@ -63,7 +63,7 @@ def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None
     layer = Dense(units, activation, use_bias, kernel_initializer, bias_initializer,
                   kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
                   bias_constraint, trainable, name, _reuse=reuse)
-    return layer(inputs)
+    return as_functional(layer)(inputs)
 
 
 def _is_python_bool(value):

@@ -10,7 +10,7 @@ import numpy as np
 
 from tensorweave.framework import dtypes
 from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.layers.base import Layer
+from tensorweave.layers.base import Layer, as_functional
 from tensorweave.ops import array_ops, init_ops, math_ops, nn_impl, state_ops
 
 
@@ -119,4 +119,4 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
                                moving_variance_initializer, beta_regularizer, gamma_regularizer,
                                beta_constraint, gamma_constraint, renorm, fused, trainable,
                                virtual_batch_size, name, _reuse=reuse)
-    return layer(inputs, training=training)
+    return as_functional(layer)(inputs, training=training)

@@ -241,3 +241,20 @@ def test_batch_norm_channels_first_axis_1_and_its_input_gradient():
                 x, [3, 2, 2, 2], normalised, [3, 2, 2, 2],
                 x_init_value=np.random.default_rng(5).normal(size=(3, 2, 2, 2)), delta=1e-5)
     assert error < 1e-6, error
+
+
+def test_layer_objects_with_a_given_name_are_made_unique_as_in_tf():
+    """tf.layers.Dense(name="proj") twice in one scope gives proj and proj_1 (TF 1.x makes a
+    layer object's name unique); the functional form opens the name as is (see above)."""
+    x = tf.placeholder(tf.float32, [2, 3])
+    tf.layers.Dense(2, name="proj")(x)
+    tf.layers.Dense(2, name="proj")(x)
+    with tf.variable_scope("outer"):
+        tf.layers.Dense(2, name="proj")(x)
+    with tf.variable_scope("outer", reuse=True):
+        shared = tf.layers.Dense(2, name="proj")
+        shared(x)
+    assert _names(tf.global_variables()) == [
+        "proj/kernel:0", "proj/bias:0", "proj_1/kernel:0", "proj_1/bias:0",
+        "outer/proj/kernel:0", "outer/proj/bias:0"]
+    assert _names(shared.weights) == ["outer/proj/kernel:0", "outer/proj/bias:0"]
