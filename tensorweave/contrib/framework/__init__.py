@@ -14,3 +14,16 @@ from tensorweave.contrib.framework.variables import (variable, model_variable,  
                                                      assign_from_checkpoint_fn)
 from tensorweave.train.training_util import (get_global_step, create_global_step,  # noqa: F401
                                              get_or_create_global_step, assert_global_step)
+from tensorweave.contrib.framework.more import (  # noqa: F401,E402
+    local_variable, zero_initializer, get_variable_full_name, filter_variables,
+    assign_from_values, assign_from_values_fn, assign_from_checkpoint, get_name_scope,
+    prepend_name_scope, strip_name_scope, reduce_sum_n, with_shape, with_same_shape,
+    assert_same_float_dtype, deprecated, deprecated_args, deprecated_arg_values)
+from tensorweave.framework import nest  # noqa: F401,E402
+from tensorweave.framework.constant_op import is_tensor  # noqa: F401,E402
+from tensorweave.framework.sparse_tensor import convert_to_tensor_or_sparse_tensor  # noqa: F401,E402,E501
+from tensorweave.ops.array_extra_ops import sort, argsort  # noqa: F401,E402
+from tensorweave.ops.check_ops import assert_scalar  # noqa: F401,E402
+from tensorweave.train.checkpoint_management import (load_checkpoint,  # noqa: F401,E402
+                                                     load_variable, list_variables)
+from tensorweave.train.checkpoint_utils import init_from_checkpoint  # noqa: F401,E402
