@@ -24,7 +24,6 @@ REPLACEMENTS = {
     "tensorboard": "tf.summary",
     "deprecated": "tf.summary",
     "hooks": "tf.train's SessionRunHooks",
-    "opt": "the optimizers of tf.train",
     "nn": "tf.nn",
     "signal": "tf.signal",
     "feature_column": "tf.feature_column",

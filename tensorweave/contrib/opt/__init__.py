@@ -1,0 +1,9 @@
+"""`tf.contrib.opt`: TF 1.15's contributed optimizers, built on tf.train's Optimizer.
+Re-exports only."""
+from tensorweave.contrib.opt.weight_decay import (AdamWOptimizer,  # noqa: F401
+                                                  DecoupledWeightDecayExtension,
+                                                  MomentumWOptimizer,
+                                                  extend_with_decoupled_weight_decay)
+from tensorweave.contrib.opt.lazy_adam import LazyAdamOptimizer, NadamOptimizer  # noqa: F401
+from tensorweave.contrib.opt.sign import AddSignOptimizer, PowerSignOptimizer  # noqa: F401
+from tensorweave.contrib.opt.lars import LARSOptimizer  # noqa: F401
