@@ -7,3 +7,6 @@ from tensorweave.contrib.opt.weight_decay import (AdamWOptimizer,  # noqa: F401
 from tensorweave.contrib.opt.lazy_adam import LazyAdamOptimizer, NadamOptimizer  # noqa: F401
 from tensorweave.contrib.opt.sign import AddSignOptimizer, PowerSignOptimizer  # noqa: F401
 from tensorweave.contrib.opt.lars import LARSOptimizer  # noqa: F401
+from tensorweave.contrib.opt.moving_average import MovingAverageOptimizer  # noqa: F401
+from tensorweave.contrib.opt.variable_clipping import VariableClippingOptimizer  # noqa: F401
+from tensorweave.contrib.opt.drop_stale_gradient import DropStaleGradientOptimizer  # noqa: F401
