@@ -87,35 +87,23 @@ def _clip_rows(value, max_norm, rows=None):
     return value
 
 
-def test_variable_clipping_dense_clips_each_row_after_the_update():
-    lr, max_norm = 0.1, 2.0
+@pytest.mark.parametrize("clip_dims, max_norm", [([1], 2.0), ([0, 1], 3.0), ([0], 1.0)])
+def test_variable_clipping_dense_clips_after_each_update(clip_dims, max_norm):
+    lr = 0.1
     with tf.Graph().as_default():
         var = tf.Variable(INIT)
         fed, loss = _linear_loss(var)
         train_op = VariableClippingOptimizer(tf.train.GradientDescentOptimizer(lr),
-                                             {var: [1]}, max_norm).minimize(loss)
+                                             {var: clip_dims}, max_norm).minimize(loss)
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             want = INIT.copy()
             for grad in GRADS:
                 sess.run(train_op, {fed: grad})
-                want = _clip_rows(want - lr * grad, max_norm)
+                want = want - lr * grad
+                norm = np.sqrt(np.sum(want * want, axis=tuple(clip_dims), keepdims=True))
+                want = want * max_norm / np.maximum(norm, max_norm)
                 np.testing.assert_allclose(sess.run(var), want, rtol=1e-12)
-
-
-def test_variable_clipping_whole_variable_norm():
-    lr, max_norm = 0.1, 3.0
-    with tf.Graph().as_default():
-        var = tf.Variable(INIT)
-        fed, loss = _linear_loss(var)
-        train_op = VariableClippingOptimizer(tf.train.GradientDescentOptimizer(lr),
-                                             {var: [0, 1]}, max_norm).minimize(loss)
-        with tf.Session() as sess:
-            sess.run(tf.global_variables_initializer())
-            sess.run(train_op, {fed: GRADS[0]})
-            updated = INIT - lr * GRADS[0]
-            want = updated * max_norm / max(np.linalg.norm(updated), max_norm)
-            np.testing.assert_allclose(sess.run(var), want, rtol=1e-12)
 
 
 def test_variable_clipping_sparse_clips_only_touched_rows():
