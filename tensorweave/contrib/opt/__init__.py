@@ -10,3 +10,5 @@ from tensorweave.contrib.opt.lars import LARSOptimizer  # noqa: F401
 from tensorweave.contrib.opt.moving_average import MovingAverageOptimizer  # noqa: F401
 from tensorweave.contrib.opt.variable_clipping import VariableClippingOptimizer  # noqa: F401
 from tensorweave.contrib.opt.drop_stale_gradient import DropStaleGradientOptimizer  # noqa: F401
+from tensorweave.contrib.opt.elastic_average import (ElasticAverageCustomGetter,  # noqa: F401
+                                                     ElasticAverageOptimizer)
