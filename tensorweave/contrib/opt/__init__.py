@@ -12,3 +12,5 @@ from tensorweave.contrib.opt.variable_clipping import VariableClippingOptimizer 
 from tensorweave.contrib.opt.drop_stale_gradient import DropStaleGradientOptimizer  # noqa: F401
 from tensorweave.contrib.opt.elastic_average import (ElasticAverageCustomGetter,  # noqa: F401
                                                      ElasticAverageOptimizer)
+from tensorweave.contrib.opt.model_average import (ModelAverageCustomGetter,  # noqa: F401
+                                                   ModelAverageOptimizer)

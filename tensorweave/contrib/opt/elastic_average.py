@@ -20,7 +20,7 @@ the ps, until all workers have.
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.graph import GraphKeys
-from tensorweave.contrib.opt._wrapping import WrappingOptimizer
+from tensorweave.contrib.opt._wrapping import WorkerLocalGetter, WrappingOptimizer
 from tensorweave.ops import array_ops, cond_ops, control_flow_ops, data_flow_ops, init_ops
 from tensorweave.ops import math_ops, state_ops, variable_scope
 from tensorweave.train.saver import Saver
@@ -31,40 +31,28 @@ GLOBAL_VARIABLE_NAME = "global_center_variable"
 LOCAL_VARIABLE_NAME = "local_center_variable"
 
 
-class ElasticAverageCustomGetter:
+class ElasticAverageCustomGetter(WorkerLocalGetter):
     """A variable_scope custom getter: trainable variables become local to `worker_device`,
     each with a center on the ps and a cached center on the worker (see the module
     docstring); other local variables go to the worker too."""
 
     def __init__(self, worker_device):
-        self._worker_device = worker_device
+        super().__init__(worker_device)
         self._local_map = {}   # local variable -> its cached center
         self._global_map = {}  # local variable -> its center on the ps
 
-    def __call__(self, getter, name, trainable=True, collections=None, **kwargs):
-        graph = graph_lib.get_default_graph()
-        if not trainable:
-            if collections is not None and GraphKeys.LOCAL_VARIABLES in collections:
-                with graph.device(self._worker_device):
-                    return getter(name, trainable=False, collections=collections, **kwargs)
-            return getter(name, trainable=False, collections=collections, **kwargs)
-        if kwargs.get("partitioner") is not None:
-            raise ValueError("ElasticAverageCustomGetter: partitioned variables are not "
-                             f"supported ({name}); drop the partitioner for elastic averaging")
-        with graph.device(self._worker_device):
-            local_var = getter(name, trainable=True,
-                               collections=[GraphKeys.LOCAL_VARIABLES], **kwargs)
-        if local_var in self._global_map:  # reuse
-            return local_var
+    def _known(self, local_var):
+        return local_var in self._global_map
+
+    def _add_copies(self, getter, name, local_var, kwargs):
         self._global_map[local_var] = getter(f"{GLOBAL_VARIABLE_NAME}/{name}", trainable=False,
                                              collections=[GraphKeys.GLOBAL_VARIABLES],
                                              **kwargs)
-        with graph.device(self._worker_device):
+        with graph_lib.get_default_graph().device(self._worker_device):
             self._local_map[local_var] = getter(f"{LOCAL_VARIABLE_NAME}/{name}",
                                                 trainable=False,
                                                 collections=[GraphKeys.LOCAL_VARIABLES],
                                                 **kwargs)
-        return local_var
 
 
 class ElasticAverageOptimizer(WrappingOptimizer):
