@@ -20,9 +20,9 @@ the ps, until all workers have.
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.graph import GraphKeys
-from tensorweave.contrib.opt._wrapping import WorkerLocalGetter, WrappingOptimizer
-from tensorweave.ops import array_ops, cond_ops, control_flow_ops, data_flow_ops, init_ops
-from tensorweave.ops import math_ops, state_ops, variable_scope
+from tensorweave.contrib.opt._wrapping import LocalModelOptimizer, WorkerLocalGetter
+from tensorweave.ops import array_ops, cond_ops, control_flow_ops, data_flow_ops, math_ops
+from tensorweave.ops import state_ops
 from tensorweave.train.saver import Saver
 from tensorweave.train.session_run_hook import SessionRunHook
 from tensorweave.train.optimizer import Optimizer
@@ -55,36 +55,22 @@ class ElasticAverageCustomGetter(WorkerLocalGetter):
                                                 **kwargs)
 
 
-class ElasticAverageOptimizer(WrappingOptimizer):
+class ElasticAverageOptimizer(LocalModelOptimizer):
     BETA = 0.9
 
     def __init__(self, opt, num_worker, ea_custom_getter, communication_period=10,
                  moving_rate=None, rho=None, use_locking=True, synchronous=False,
                  name="ElasticAverageOptimizer"):
-        super().__init__(opt, use_locking, name)
-        if not isinstance(ea_custom_getter, ElasticAverageCustomGetter):
-            raise TypeError(f"{name}: ea_custom_getter must be the ElasticAverageCustomGetter "
-                            f"the model's variables were made with, got "
-                            f"{type(ea_custom_getter).__name__}")
-        if not isinstance(num_worker, int) or num_worker < 1:
-            raise ValueError(f"{name}: num_worker must be a positive int, got {num_worker!r}")
-        if not isinstance(communication_period, int) or communication_period < 1:
-            raise ValueError(f"{name}: communication_period must be a positive int (local "
-                             f"steps between talks with the ps), got {communication_period!r}")
-        self._num_worker, self._period = num_worker, communication_period
+        learning_rate = _learning_rate(opt, name) if rho is None else None  # checked first
+        super().__init__(opt, use_locking, name, ea_custom_getter, ElasticAverageCustomGetter,
+                         "ea_custom_getter", num_worker, communication_period,
+                         "communication_period")
         self._local_map = ea_custom_getter._local_map
         self._global_map = ea_custom_getter._global_map
-        self._worker_device = ea_custom_getter._worker_device
         self._synchronous = synchronous  # as in TF 1.15: accepted, not used
         self._moving_rate = (self.BETA / communication_period / num_worker
                              if moving_rate is None else moving_rate)
-        self._rho = self._moving_rate / _learning_rate(opt, name) if rho is None else rho
-        graph = graph_lib.get_default_graph()
-        with graph.device(self._worker_device):
-            self._local_step = variable_scope.get_variable(
-                "local_step", [], dtype=dtypes.int32,
-                initializer=init_ops.zeros_initializer(), trainable=False,
-                collections=[GraphKeys.LOCAL_VARIABLES])
+        self._rho = self._moving_rate / learning_rate if rho is None else rho
 
     def compute_gradients(self, loss, var_list=None, gate_gradients=Optimizer.GATE_OP,
                           aggregation_method=None, colocate_gradients_with_ops=False,
@@ -114,11 +100,9 @@ class ElasticAverageOptimizer(WrappingOptimizer):
         apply_updates = self._opt.apply_gradients(grads_and_vars, name=name)
         _make_local(graph, [var for var in graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
                             if var not in before])
-        with graph.control_dependencies([apply_updates]):
-            local_update = state_ops.assign_add(self._local_step, 1, name="local_step_update")
         local_vars = [var for grad, var in grads_and_vars if grad is not None]
 
-        period_ends = math_ops.equal(math_ops.mod(local_update, self._period), 0)
+        period_ends = self._period_ends(apply_updates)
         updates = [_talk_to_center(period_ends, var, self._local_map[var],
                                    self._global_map[var], self._moving_rate)
                    for var in local_vars]
@@ -184,6 +168,8 @@ def _talk_to_center(period_ends, var, cached, center, moving_rate):
 
 
 def _learning_rate(opt, name):
+    if not isinstance(opt, Optimizer):
+        return None  # WrappingOptimizer says what opt must be
     learning_rate = getattr(opt, "_learning_rate", getattr(opt, "_lr", None))
     if not isinstance(learning_rate, (int, float)) or learning_rate == 0:
         raise ValueError(f"{name}: pass rho explicitly; its default, moving_rate / "

@@ -15,10 +15,9 @@ crosses between them when the interval has not ended.
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.graph import GraphKeys
-from tensorweave.contrib.opt._wrapping import WorkerLocalGetter, WrappingOptimizer
+from tensorweave.contrib.opt._wrapping import LocalModelOptimizer, WorkerLocalGetter
 from tensorweave.contrib.opt.elastic_average import GLOBAL_VARIABLE_NAME
-from tensorweave.ops import array_ops, cond_ops, control_flow_ops, data_flow_ops, init_ops
-from tensorweave.ops import math_ops, state_ops, variable_scope
+from tensorweave.ops import array_ops, cond_ops, control_flow_ops, data_flow_ops, state_ops
 from tensorweave.train.session_run_hook import SessionRunHook
 
 
@@ -39,28 +38,14 @@ class ModelAverageCustomGetter(WorkerLocalGetter):
             collections=[GraphKeys.GLOBAL_VARIABLES], **kwargs)
 
 
-class ModelAverageOptimizer(WrappingOptimizer):
+class ModelAverageOptimizer(LocalModelOptimizer):
     def __init__(self, opt, num_worker, is_chief, ma_custom_getter, interval_steps=100,
                  use_locking=True, name="ModelAverageOptimizer"):
-        super().__init__(opt, use_locking, name)
-        if not isinstance(ma_custom_getter, ModelAverageCustomGetter):
-            raise TypeError(f"{name}: ma_custom_getter must be the ModelAverageCustomGetter "
-                            f"the model's variables were made with, got "
-                            f"{type(ma_custom_getter).__name__}")
-        if not isinstance(num_worker, int) or num_worker < 1:
-            raise ValueError(f"{name}: num_worker must be a positive int, got {num_worker!r}")
-        if not isinstance(interval_steps, int) or interval_steps < 1:
-            raise ValueError(f"{name}: interval_steps must be a positive int (local steps "
-                             f"between averages), got {interval_steps!r}")
-        self._num_worker, self._is_chief = num_worker, is_chief
+        super().__init__(opt, use_locking, name, ma_custom_getter, ModelAverageCustomGetter,
+                         "ma_custom_getter", num_worker, interval_steps, "interval_steps")
+        self._is_chief = is_chief
         self._local_2_global = ma_custom_getter._local_2_global
-        self._interval_steps = interval_steps
         self._chief_init_op = None
-        graph = graph_lib.get_default_graph()
-        with graph.device(ma_custom_getter._worker_device):
-            self._local_step = variable_scope.get_variable(
-                "local_step", [], dtype=dtypes.int32, initializer=init_ops.zeros_initializer(),
-                trainable=False, collections=[GraphKeys.LOCAL_VARIABLES])
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
         grads_and_vars = list(grads_and_vars)
@@ -71,9 +56,7 @@ class ModelAverageOptimizer(WrappingOptimizer):
                              f"counts the averages and keeps late models out of them)")
         graph = graph_lib.get_default_graph()
         apply_updates = self._opt.apply_gradients(grads_and_vars, name=name)
-        with graph.control_dependencies([apply_updates]):
-            local_update = state_ops.assign_add(self._local_step, 1, name="local_step_update")
-        interval_ends = math_ops.equal(math_ops.mod(local_update, self._interval_steps), 0)
+        interval_ends = self._period_ends(apply_updates)
         local_vars = [var for grad, var in grads_and_vars if grad is not None]
         unknown = [var.op.name for var in local_vars if var not in self._local_2_global]
         if unknown:
