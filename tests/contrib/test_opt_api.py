@@ -14,7 +14,10 @@ def test_contrib_opt_resolves_and_lists():
                  "extend_with_decoupled_weight_decay", "LazyAdamOptimizer", "NadamOptimizer",
                  "AddSignOptimizer", "PowerSignOptimizer", "LARSOptimizer",
                  "MovingAverageOptimizer", "VariableClippingOptimizer",
-                 "DropStaleGradientOptimizer"]:
+                 "DropStaleGradientOptimizer", "ElasticAverageOptimizer",
+                 "ElasticAverageCustomGetter", "ModelAverageOptimizer",
+                 "ModelAverageCustomGetter", "AdaMaxOptimizer", "get_linear_decay_fn",
+                 "get_cosine_decay_fn", "get_restart_decay_fn"]:
         assert hasattr(copt, name), name
     assert issubclass(copt.AdamWOptimizer, tf.train.AdamOptimizer)
     assert issubclass(copt.NadamOptimizer, tf.train.AdamOptimizer)
@@ -28,6 +31,7 @@ def test_contrib_opt_resolves_and_lists():
     (lambda: copt.AddSignOptimizer(), ["m"]),
     (lambda: copt.PowerSignOptimizer(), ["m"]),
     (lambda: copt.LARSOptimizer(0.1), ["momentum"]),
+    (lambda: copt.AdaMaxOptimizer(), ["m", "v"]),
 ])
 def test_slot_names_are_tfs(make_optimizer, slot_names):
     var = tf.Variable([1.0, 2.0])
@@ -79,6 +83,8 @@ def test_weight_decay_may_be_a_tensor_and_positional_arguments_work():
     (lambda: copt.LARSOptimizer(0.1, skip_list="bias"), TypeError, "skip_list"),
     (lambda: copt.PowerSignOptimizer(base=0.0), ValueError, "base"),
     (lambda: copt.AddSignOptimizer(sign_decay_fn=0.5), TypeError, "sign_decay_fn"),
+    (lambda: copt.get_linear_decay_fn(0), ValueError, "decay_steps"),
+    (lambda: copt.get_cosine_decay_fn(10)(None), ValueError, "global_step is required"),
     (lambda: copt.extend_with_decoupled_weight_decay("adam"), TypeError, "base_optimizer"),
     (lambda: copt.extend_with_decoupled_weight_decay(tf.train.GradientDescentOptimizer)(
         0.1, 0.5, False, "name", "extra"), TypeError, "arguments after weight_decay"),
@@ -103,3 +109,28 @@ def test_sign_decay_fn_receives_the_global_step():
     copt.AddSignOptimizer(sign_decay_fn=sign_decay_fn).minimize(tf.reduce_sum(var),
                                                                 global_step=step)
     assert seen == [step]
+
+
+STEPS = np.array([0, 1, 3, 5, 7, 10, 12])
+
+
+@pytest.mark.parametrize("make_fn, reference", [
+    (lambda: copt.get_linear_decay_fn(10), lambda t: 1 - np.minimum(t, 10) / 10),
+    (lambda: copt.get_cosine_decay_fn(10),
+     lambda t: 0.5 * (1 + np.cos(np.pi * np.minimum(t, 10) / 10))),
+    (lambda: copt.get_cosine_decay_fn(10, num_periods=1.0, zero_after=0.6),
+     lambda t: np.where(2 * np.minimum(t, 10) / 10 >= 1.2, 0.0,
+                        0.5 * (1 + np.cos(np.pi * 2 * np.minimum(t, 10) / 10)))),
+    (lambda: copt.get_restart_decay_fn(10, num_periods=2),
+     lambda t: 0.5 * (1 + np.cos(np.pi * np.mod(2 * np.minimum(t, 10), 10) / 10))),
+    (lambda: copt.get_restart_decay_fn(10, num_periods=2, zero_after=1.2),
+     lambda t: np.where(2 * np.minimum(t, 10) / 10 >= 1.2, 0.0,
+                        0.5 * (1 + np.cos(np.pi * np.mod(2 * np.minimum(t, 10), 10) / 10)))),
+])
+def test_sign_decay_schedules_match_numpy(make_fn, reference):
+    step = tf.placeholder(tf.int64, shape=[])
+    decayed = make_fn()(step)
+    assert decayed.dtype == tf.float32
+    with tf.Session() as sess:
+        got = [sess.run(decayed, {step: t}) for t in STEPS]
+    np.testing.assert_allclose(got, reference(STEPS.astype(np.float64)), rtol=1e-5, atol=1e-6)

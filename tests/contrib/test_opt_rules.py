@@ -155,6 +155,19 @@ def lars_rule(lr, mu, weight_decay, eeta, eps=0.0, skip=False):
     return step
 
 
+def adamax_rule(lr=0.1, b1=0.9, b2=0.999, eps=1e-8, sparse=False):
+    def step(var, grad, state, t):
+        rows, values = grad if sparse else (slice(None), grad)
+        m = state.setdefault("m", np.zeros_like(var))
+        v = state.setdefault("v", np.zeros_like(var))
+        m[rows] = b1 * m[rows] + (1 - b1) * values
+        v[rows] = np.maximum(b2 * v[rows], np.abs(values))
+        var = var.copy()
+        var[rows] -= lr / (1 - b1 ** t) * m[rows] / (v[rows] + eps)
+        return var
+    return step
+
+
 def decayed_then(rule, weight_decay):
     """A sparse rule that first decays the rows the gradient touches (each once)."""
     def step(var, grad, state, t):
@@ -195,6 +208,8 @@ CASES = [  # id, optimizer factory, NumPy rule, sparse?
     ("powersign-decay", lambda: copt.PowerSignOptimizer(
         0.1, beta=0.9, sign_decay_fn=lambda step: 1.0 - tf.cast(step, tf.float32) / 8.0),
      sign_rule(np.exp, 0.1, 0.9, sign_decay=lambda t: 1.0 - (t - 1) / 8.0), False),
+    ("adamax", lambda: copt.AdaMaxOptimizer(0.1), adamax_rule(), False),
+    ("adamax-sparse", lambda: copt.AdaMaxOptimizer(0.1), adamax_rule(sparse=True), True),
     ("lars", lambda: copt.LARSOptimizer(0.5, momentum=0.9, weight_decay=0.01, eeta=0.1),
      lars_rule(0.5, 0.9, 0.01, 0.1), False),
     ("lars-nesterov-off-skip", lambda: copt.LARSOptimizer(0.5, skip_list=["va"]),

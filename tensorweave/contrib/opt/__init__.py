@@ -14,3 +14,6 @@ from tensorweave.contrib.opt.elastic_average import (ElasticAverageCustomGetter,
                                                      ElasticAverageOptimizer)
 from tensorweave.contrib.opt.model_average import (ModelAverageCustomGetter,  # noqa: F401
                                                    ModelAverageOptimizer)
+from tensorweave.contrib.opt.adamax import AdaMaxOptimizer  # noqa: F401
+from tensorweave.contrib.opt.sign_decay import (get_cosine_decay_fn,  # noqa: F401
+                                                get_linear_decay_fn, get_restart_decay_fn)
