@@ -17,3 +17,5 @@ from tensorweave.contrib.opt.model_average import (ModelAverageCustomGetter,  # 
 from tensorweave.contrib.opt.adamax import AdaMaxOptimizer  # noqa: F401
 from tensorweave.contrib.opt.sign_decay import (get_cosine_decay_fn,  # noqa: F401
                                                 get_linear_decay_fn, get_restart_decay_fn)
+from tensorweave.contrib.opt.multitask import (MultitaskOptimizerWrapper,  # noqa: F401
+                                               clip_gradients_by_global_norm)
