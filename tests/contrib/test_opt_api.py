@@ -17,7 +17,8 @@ def test_contrib_opt_resolves_and_lists():
                  "DropStaleGradientOptimizer", "ElasticAverageOptimizer",
                  "ElasticAverageCustomGetter", "ModelAverageOptimizer",
                  "ModelAverageCustomGetter", "AdaMaxOptimizer", "get_linear_decay_fn",
-                 "get_cosine_decay_fn", "get_restart_decay_fn"]:
+                 "get_cosine_decay_fn", "get_restart_decay_fn", "RegAdagradOptimizer",
+                 "MultitaskOptimizerWrapper", "clip_gradients_by_global_norm"]:
         assert hasattr(copt, name), name
     assert issubclass(copt.AdamWOptimizer, tf.train.AdamOptimizer)
     assert issubclass(copt.NadamOptimizer, tf.train.AdamOptimizer)

@@ -1,5 +1,5 @@
 """MultitaskOptimizerWrapper (a variable whose gradient is all zeros is not updated at all,
-slots included) and clip_gradients_by_global_norm, against NumPy."""
+slots included), clip_gradients_by_global_norm and RegAdagradOptimizer, against NumPy."""
 import math
 
 import numpy as np
@@ -65,3 +65,27 @@ def test_clip_gradients_by_global_norm():
     np.testing.assert_allclose(got[1], [2.0], rtol=1e-6)
     with pytest.raises(ValueError, match="gradients_variables is empty"):
         copt.clip_gradients_by_global_norm([])
+
+
+def test_reg_adagrad_freezes_the_accumulator_inside_avoid_updating_slots():
+    lr, init = 0.5, 0.1
+    var = tf.Variable([1.0, -2.0], dtype=tf.float64)
+    grad = tf.placeholder(tf.float64, [2])
+    optimizer = copt.RegAdagradOptimizer(lr, initial_accumulator_value=init)
+    train_op = optimizer.minimize(tf.reduce_sum(var * grad))
+    with optimizer.avoid_updating_slots():
+        regularize_op = optimizer.minimize(tf.reduce_sum(var * grad))
+    assert optimizer.get_slot_names() == ["accumulator"]
+    plan = [(train_op, [1.0, 2.0]), (regularize_op, [0.5, -1.0]), (train_op, [-1.0, 0.5])]
+    want, accum = np.array([1.0, -2.0]), np.full(2, init)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for op, value in plan:
+            sess.run(op, {grad: value})
+            value = np.array(value)
+            if op is train_op:
+                accum = accum + value * value
+            want = want - lr * value / np.sqrt(accum)
+        np.testing.assert_allclose(sess.run(var), want, rtol=1e-12)
+        np.testing.assert_allclose(sess.run(optimizer.get_slot(var, "accumulator")), accum,
+                                   rtol=1e-12)

@@ -19,3 +19,4 @@ from tensorweave.contrib.opt.sign_decay import (get_cosine_decay_fn,  # noqa: F4
                                                 get_linear_decay_fn, get_restart_decay_fn)
 from tensorweave.contrib.opt.multitask import (MultitaskOptimizerWrapper,  # noqa: F401
                                                clip_gradients_by_global_norm)
+from tensorweave.contrib.opt.reg_adagrad import RegAdagradOptimizer  # noqa: F401
