@@ -18,7 +18,8 @@ def test_contrib_opt_resolves_and_lists():
                  "ElasticAverageCustomGetter", "ModelAverageOptimizer",
                  "ModelAverageCustomGetter", "AdaMaxOptimizer", "get_linear_decay_fn",
                  "get_cosine_decay_fn", "get_restart_decay_fn", "RegAdagradOptimizer",
-                 "MultitaskOptimizerWrapper", "clip_gradients_by_global_norm"]:
+                 "MultitaskOptimizerWrapper", "clip_gradients_by_global_norm",
+                 "AdamGSOptimizer", "LazyAdamGSOptimizer"]:
         assert hasattr(copt, name), name
     assert issubclass(copt.AdamWOptimizer, tf.train.AdamOptimizer)
     assert issubclass(copt.NadamOptimizer, tf.train.AdamOptimizer)
@@ -33,6 +34,8 @@ def test_contrib_opt_resolves_and_lists():
     (lambda: copt.PowerSignOptimizer(), ["m"]),
     (lambda: copt.LARSOptimizer(0.1), ["momentum"]),
     (lambda: copt.AdaMaxOptimizer(), ["m", "v"]),
+    (lambda: copt.AdamGSOptimizer(), ["m", "v"]),
+    (lambda: copt.LazyAdamGSOptimizer(), ["m", "v"]),
 ])
 def test_slot_names_are_tfs(make_optimizer, slot_names):
     var = tf.Variable([1.0, 2.0])
@@ -135,3 +138,11 @@ def test_sign_decay_schedules_match_numpy(make_fn, reference):
     with tf.Session() as sess:
         got = [sess.run(decayed, {step: t}) for t in STEPS]
     np.testing.assert_allclose(got, reference(STEPS.astype(np.float64)), rtol=1e-5, atol=1e-6)
+
+
+def test_adam_gs_keeps_no_beta_power_variables():
+    var = tf.Variable([1.0, 2.0])
+    optimizer = copt.AdamGSOptimizer(tf.train.get_or_create_global_step())
+    optimizer.minimize(tf.reduce_sum(var))
+    assert sorted(v.op.name for v in optimizer.variables()) == ["Variable/Adam_m",
+                                                                "Variable/Adam_v"]

@@ -45,10 +45,10 @@ def train(make_optimizer, sparse=False, dtype=np.float64, minimize_kwargs=None):
         else:
             fed = tf.placeholder(dtype, shape=INIT.shape)
             loss = tf.reduce_sum(var * fed)
+        global_step = tf.train.get_or_create_global_step()
         optimizer = make_optimizer()
         if sparse:
             assert isinstance(optimizer.compute_gradients(loss)[0][0], IndexedSlices)
-        global_step = tf.train.get_or_create_global_step()
         train_op = optimizer.minimize(loss, global_step=global_step,
                                       **(minimize_kwargs or {}))
         with tf.Session() as sess:
@@ -195,6 +195,11 @@ CASES = [  # id, optimizer factory, NumPy rule, sparse?
      lambda var, grad, state, t: var - 0.1 * var - 0.5 * grad, False),
     ("lazy-adam-dense", lambda: copt.LazyAdamOptimizer(0.1), adam_rule(), False),
     ("lazy-adam-sparse", lambda: copt.LazyAdamOptimizer(0.1), lazy_adam_sparse_rule(), True),
+    ("adam-gs", lambda: copt.AdamGSOptimizer(tf.train.get_global_step(), 0.1), adam_rule(),
+     False),
+    ("lazy-adam-gs-sparse", lambda: copt.LazyAdamGSOptimizer(
+        global_step=tf.train.get_global_step(), learning_rate=0.1),
+     lazy_adam_sparse_rule(), True),
     ("nadam-dense", lambda: copt.NadamOptimizer(0.1), adam_rule(nesterov=True), False),
     ("nadam-sparse", lambda: copt.NadamOptimizer(0.1), nadam_sparse_rule(), True),
     ("addsign", lambda: copt.AddSignOptimizer(0.1, alpha=1.0, beta=0.5),

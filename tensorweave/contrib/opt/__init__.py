@@ -4,7 +4,9 @@ from tensorweave.contrib.opt.weight_decay import (AdamWOptimizer,  # noqa: F401
                                                   DecoupledWeightDecayExtension,
                                                   MomentumWOptimizer,
                                                   extend_with_decoupled_weight_decay)
-from tensorweave.contrib.opt.lazy_adam import LazyAdamOptimizer, NadamOptimizer  # noqa: F401
+from tensorweave.contrib.opt.lazy_adam import (AdamGSOptimizer,  # noqa: F401
+                                               LazyAdamGSOptimizer, LazyAdamOptimizer,
+                                               NadamOptimizer)
 from tensorweave.contrib.opt.sign import AddSignOptimizer, PowerSignOptimizer  # noqa: F401
 from tensorweave.contrib.opt.lars import LARSOptimizer  # noqa: F401
 from tensorweave.contrib.opt.moving_average import MovingAverageOptimizer  # noqa: F401

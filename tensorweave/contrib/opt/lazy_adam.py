@@ -8,19 +8,22 @@ tf.contrib.opt.LazyAdamOptimizer does; a dense gradient gets the ordinary Adam u
 Nadam (Dozat, "Incorporating Nesterov Momentum into Adam"): Adam with the Nesterov look-ahead,
 var -= lr_t * (beta1 * m_t + (1 - beta1) * g) / (sqrt(v_t) + epsilon). Its sparse form, as
 TF's, decays every row of m and v but moves only the rows the gradient touches.
+
+AdamGS and LazyAdamGS take beta1^t and beta2^t from the global step instead of variables of
+their own.
 """
+from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.ops import array_ops, control_flow_ops, math_ops, state_ops
+from tensorweave.ops.variables import Variable
 from tensorweave.train.adam import AdamOptimizer
-from tensorweave.train.optimizer import deduplicate_indexed_slices
+from tensorweave.train.optimizer import Optimizer, deduplicate_indexed_slices
 
 
 class _AdamSparseRows(AdamOptimizer):
     """The hyper-parameters the sparse Adam variants share."""
 
     def _sparse_hypers(self, var):
-        beta1_power, beta2_power = self._get_beta_accumulators()
-        beta1_power = self._hyper(beta1_power.value(), var, "beta1_power")
-        beta2_power = self._hyper(beta2_power.value(), var, "beta2_power")
+        beta1_power, beta2_power = self._beta_powers(var)
         lr = self._hyper(self._lr, var, "learning_rate")
         lr_t = lr * math_ops.sqrt(1 - beta2_power) / (1 - beta1_power)
         return (lr_t, self._hyper(self._beta1, var, "beta1"),
@@ -70,3 +73,38 @@ class NadamOptimizer(_AdamSparseRows):
                                            lr_t * m_bar / (math_ops.sqrt(v_rows) + epsilon),
                                            use_locking=self._use_locking)
         return control_flow_ops.group(var_update, m_t, v_t)
+
+
+class _GlobalStepBetas:
+    """Mixin: beta1^t and beta2^t from the global step (t = global_step + 1, read before this
+    step increments it) instead of the optimizer's own beta power variables, so the state
+    a checkpoint restores cannot disagree with the step (tf.contrib.opt's *GS optimizers)."""
+
+    def __init__(self, global_step=0, learning_rate=0.001, beta1=0.9, beta2=0.999,
+                 epsilon=1e-8, use_locking=False, name="Adam"):
+        super().__init__(learning_rate=learning_rate, beta1=beta1, beta2=beta2,
+                         epsilon=epsilon, use_locking=use_locking, name=name)
+        self._global_step = global_step
+
+    def _create_slots(self, var_list):
+        for var in var_list:
+            self._zeros_slot(var, "m")
+            self._zeros_slot(var, "v")
+
+    def _beta_powers(self, var):
+        step = self._global_step
+        step = step.value() if isinstance(step, Variable) else convert_to_tensor(step)
+        t = math_ops.cast(step, var.dtype) + 1
+        return (math_ops.pow(self._hyper(self._beta1, var, "beta1"), t),
+                math_ops.pow(self._hyper(self._beta2, var, "beta2"), t))
+
+    def _finish(self, update_ops, name):
+        return Optimizer._finish(self, update_ops, name)
+
+
+class AdamGSOptimizer(_GlobalStepBetas, AdamOptimizer):
+    """Adam with beta powers from `global_step` (pass it to minimize too, to advance it)."""
+
+
+class LazyAdamGSOptimizer(_GlobalStepBetas, LazyAdamOptimizer):
+    """LazyAdam with beta powers from `global_step`."""
