@@ -4,7 +4,7 @@ the custom getters that give each worker its own copy of the model."""
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.graph import GraphKeys
-from tensorweave.ops import init_ops, math_ops, state_ops, variable_scope
+from tensorweave.ops import array_ops, cond_ops, init_ops, math_ops, state_ops, variable_scope
 from tensorweave.train.optimizer import Optimizer
 
 
@@ -90,3 +90,12 @@ class LocalModelOptimizer(WrappingOptimizer):
         with graph.control_dependencies([apply_updates]):
             local_update = state_ops.assign_add(self._local_step, 1, name="local_step_update")
         return math_ops.equal(math_ops.mod(local_update, self._period), 0)
+
+
+def read_when(condition, variable, name):
+    """`variable`'s value where it lives if `condition`, else a scalar zero: a cond whose
+    output crosses devices costs a model-sized transfer only when the value is wanted."""
+    graph = graph_lib.get_default_graph()
+    with graph.device(variable.device):
+        return cond_ops.cond(condition, lambda: array_ops.identity(variable.read_value()),
+                             lambda: array_ops.zeros([], variable.dtype), name=name)

@@ -20,7 +20,8 @@ the ps, until all workers have.
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.graph import GraphKeys
-from tensorweave.contrib.opt._wrapping import LocalModelOptimizer, WorkerLocalGetter
+from tensorweave.contrib.opt._wrapping import (LocalModelOptimizer, WorkerLocalGetter,
+                                               read_when)
 from tensorweave.ops import array_ops, cond_ops, control_flow_ops, data_flow_ops, math_ops
 from tensorweave.ops import state_ops
 from tensorweave.train.saver import Saver
@@ -148,10 +149,10 @@ def _talk_to_center(period_ends, var, cached, center, moving_rate):
     var -= moved; center += moved. A branch body runs on one device (beside the variables it
     updates), so the ps side and the worker side are separate conds; when the period has not
     ended they pass a scalar zero instead of a tensor (no model-sized transfer)."""
-    nothing = lambda: array_ops.zeros([], var.dtype)  # noqa: E731
+    def nothing():
+        return array_ops.zeros([], var.dtype)
 
-    center_value = cond_ops.cond(period_ends, lambda: array_ops.identity(center.read_value()),
-                                 nothing, name="read_center")
+    center_value = read_when(period_ends, center, "read_center")
 
     def move_worker():
         refresh = state_ops.assign(cached, center_value)

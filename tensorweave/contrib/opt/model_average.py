@@ -15,7 +15,8 @@ crosses between them when the interval has not ended.
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.graph import GraphKeys
-from tensorweave.contrib.opt._wrapping import LocalModelOptimizer, WorkerLocalGetter
+from tensorweave.contrib.opt._wrapping import (LocalModelOptimizer, WorkerLocalGetter,
+                                               read_when)
 from tensorweave.contrib.opt.elastic_average import GLOBAL_VARIABLE_NAME
 from tensorweave.ops import array_ops, cond_ops, control_flow_ops, data_flow_ops, state_ops
 from tensorweave.train.session_run_hook import SessionRunHook
@@ -72,8 +73,9 @@ class ModelAverageOptimizer(LocalModelOptimizer):
                 accumulator = data_flow_ops.ConditionalAccumulator(
                     var.dtype, shape=var.shape, shared_name=accumulator_name)
                 chief_init_ops.append(accumulator.set_global_step(global_step.value()))
+            model_value = read_when(interval_ends, var, "model_value")
             averaged.append(_when(interval_ends, gvar.device, self._average_branch(
-                _worker_value(interval_ends, var), var, gvar, accumulator_name, step_now)))
+                model_value, var, gvar, accumulator_name, step_now)))
         self._chief_init_op = control_flow_ops.group(*chief_init_ops)
         with graph.control_dependencies(averaged):
             synced = _when(interval_ends, global_step.device, lambda: self._sync(global_step))
@@ -127,19 +129,8 @@ def _when(condition, device, build):
         return cond_ops.cond(condition, build, control_flow_ops.no_op)
 
 
-def _worker_value(condition, var):
-    """var's value when the interval ends, else a scalar: the ps gets the model only then."""
-    graph = graph_lib.get_default_graph()
-    with graph.device(var.device):
-        return cond_ops.cond(condition, lambda: array_ops.identity(var.read_value()),
-                             lambda: array_ops.zeros([], var.dtype), name="model_value")
-
-
 def _restart_from(condition, var, gvar):
-    graph = graph_lib.get_default_graph()
-    with graph.device(gvar.device):
-        value = cond_ops.cond(condition, lambda: array_ops.identity(gvar.read_value()),
-                              lambda: array_ops.zeros([], var.dtype), name="average_value")
+    value = read_when(condition, gvar, "average_value")
     return _when(condition, var.device, lambda: state_ops.assign(var, value).op)
 
 
