@@ -20,7 +20,6 @@ REPLACEMENTS = {
     "summary": "tf.summary",
     "deprecated": "tf.summary",
     "hooks": "tf.train's SessionRunHooks",
-    "opt": "the optimizers of tf.train",
     "nn": "tf.nn",
     "signal": "tf.signal",
     "feature_column": "tf.feature_column",

@@ -4,6 +4,8 @@ from tensorweave.train.optimizer import Optimizer
 
 
 class AdagradOptimizer(Optimizer):
+    _update_slots = True  # tf.contrib.opt.RegAdagradOptimizer turns it off for a while
+
     def __init__(self, learning_rate, initial_accumulator_value=0.1, use_locking=False,
                  name="Adagrad"):
         if initial_accumulator_value <= 0.0:
@@ -22,4 +24,4 @@ class AdagradOptimizer(Optimizer):
             "ApplyAdagrad",
             [var._variable, self.get_slot(var, "accumulator")._variable,
              self._hyper(self._learning_rate, var, "learning_rate"), grad],
-            use_locking=self._use_locking).op
+            use_locking=self._use_locking, update_slots=self._update_slots).op

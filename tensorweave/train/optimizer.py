@@ -6,6 +6,7 @@ colocated with their variable, so they run where the variable lives.
 """
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import convert_to_tensor
+from tensorweave.framework.function_graph import outermost_graph
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.ops import array_ops, control_flow_ops, gradients as gradients_lib, math_ops
@@ -160,7 +161,10 @@ class Optimizer:
         return self._non_slot[key]
 
     def _get_non_slot_variable(self, name, graph=None):
-        return self._non_slot.get((name, graph or graph_lib.get_default_graph()))
+        # The graph that holds the variables, also while a cond or loop body is traced (an
+        # update guarded by tf.cond, as tf.contrib.opt.MultitaskOptimizerWrapper makes).
+        graph = outermost_graph(graph or graph_lib.get_default_graph())
+        return self._non_slot.get((name, graph))
 
     # --- subclass hooks -------------------------------------------------------------------------
     def _create_slots(self, var_list):
