@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 
+from tensorweave.framework import data_parallel
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import constant, convert_to_tensor
