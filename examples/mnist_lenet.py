@@ -55,14 +55,15 @@ def main():
     with tf.train.MonitoredTrainingSession(checkpoint_dir=args.checkpoint_dir, hooks=hooks,
                                            save_summaries_steps=50,
                                            log_step_count_steps=None) as sess:
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         steps = 0
         while not sess.should_stop():
             sess.run(train_op)
             steps += 1
         seconds = time.perf_counter() - start
-    print(f"trained {steps} steps of {args.batch_size} in {seconds:.2f} s "
-          f"({steps * args.batch_size / seconds:.1f} examples/s in this process)")
+        cpu_seconds = time.process_time() - cpu_start
+    print(f"trained {steps} steps of {args.batch_size} in {seconds:.2f} s, {cpu_seconds:.2f} s of "
+          f"CPU ({steps * args.batch_size / seconds:.1f} examples/s in this process)")
     print(f"test accuracy {evaluate.final_ops_values:.4f}")
 
 

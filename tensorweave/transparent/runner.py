@@ -1,9 +1,16 @@
 """Running a script written for one process as one rank of a transparent job.
 
 `activate()` joins the job (tensorweave.collective: the native backend from `tensorweave run`'s
-environment, or MPI under mpirun), installs the TransparentPolicy, and quiets the standard
-output of every rank but 0 (unless `verbose`); `run_script()` then runs the script as
-`__main__`, with its own arguments in sys.argv, exactly as `python script.py` would.
+environment, or MPI under mpirun), installs the TransparentPolicy, gives the rank its share of
+this host's cores, and quiets the standard output of every rank but 0 (unless `verbose`);
+`run_script()` then runs the script as `__main__`, with its own arguments in sys.argv, exactly
+as `python script.py` would.
+
+The share of the cores: the ranks on one host each default their sessions' intra-op threads
+(the cores one kernel splits its work over, runtime/devices.py) to cores // ranks on the host,
+as `tensorweave launch` does for BLAS: two ranks of two kernel threads each on a 2-core machine
+would oversubscribe it. A count the process set already (tf.config.threading) is kept, and a
+script's own ConfigProto still wins.
 """
 import contextlib
 import os
@@ -12,15 +19,18 @@ import sys
 
 from tensorweave import collective
 from tensorweave.framework import data_parallel
+from tensorweave.runtime import devices
 from tensorweave.transparent.policy import TransparentPolicy
 
 
 class TransparentJob:
     """This process's part in a transparent job (see activate)."""
 
-    def __init__(self, policy, previous_policy, quiet_stream, saved_stdout):
+    def __init__(self, policy, previous_policy, quiet_stream, saved_stdout,
+                 previous_intra_op_threads):
         self.policy = policy
         self._previous_policy = previous_policy
+        self._previous_intra_op_threads = previous_intra_op_threads
         self._quiet_stream = quiet_stream
         self._saved_stdout = saved_stdout
 
@@ -36,6 +46,7 @@ class TransparentJob:
         """Puts the lone-process policy and the standard output back (the job stays joined:
         the collectives leave it at exit)."""
         data_parallel.set_policy(self._previous_policy)
+        devices.process_defaults.intra_op_threads = self._previous_intra_op_threads
         if self._quiet_stream is not None:
             sys.stdout.flush()
             sys.stdout = self._saved_stdout
@@ -48,11 +59,15 @@ def activate(verbose=False, scale_lr=False):
     comm = collective.init()
     policy = TransparentPolicy(comm.rank, comm.size, scale_lr=scale_lr)
     previous = data_parallel.set_policy(policy)
+    previous_threads = devices.process_defaults.intra_op_threads
+    if not previous_threads:
+        devices.process_defaults.intra_op_threads = max(1, devices.cpu_count() //
+                                                        max(1, comm.local_size))
     quiet, saved = None, sys.stdout
     if comm.rank != 0 and not verbose:
         quiet = open(os.devnull, "w")
         sys.stdout = quiet
-    return TransparentJob(policy, previous, quiet, saved)
+    return TransparentJob(policy, previous, quiet, saved, previous_threads)
 
 
 def run_script(path, args=(), verbose=False, scale_lr=False):
