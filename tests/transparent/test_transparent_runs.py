@@ -1,15 +1,13 @@
 """Transparent mode with real processes: unchanged single-process scripts under
 `tensorweave run -np 2 --transparent` keep their parameters bitwise equal on the ranks after
-every step, read disjoint shares of every epoch, write files only on rank 0, and print only on
-rank 0 unless --verbose."""
+every step, read disjoint shares of every epoch, and write files only on rank 0 (only rank 0
+printing unless --verbose: test_transparent_examples.py)."""
 import os
-import sys
 
 import numpy as np
 import pytest
 
-from tests.transparent.transparent_util import (SCRIPTS, run_process, run_transparent,
-                                                tagged)
+from tests.transparent.transparent_util import run_transparent, tagged
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -27,13 +25,6 @@ def test_parameters_are_bitwise_equal_on_every_rank_after_every_step():
                          for i in ids[rank][str(step)].split()) for rank in (0, 1)]
         assert not set(shares[0]) & set(shares[1])
         assert sorted(shares[0] + shares[1]) == list(range(64))
-
-
-def test_only_rank_0_prints_unless_verbose_and_the_learning_rate_is_mentioned_once():
-    _, ranks, out = run_transparent(2, "checksum_train.py", "2")
-    assert len(tagged(ranks[0], "CHECKSUM")) == 3
-    assert not [line for line in ranks.get(1, []) if line.startswith(("CHECKSUM", "IDS"))]
-    assert out.count("learning rates are left as written") == 1
 
 
 def test_inputs_are_sharded_and_a_script_without_optimizer_runs_as_is():
@@ -68,10 +59,3 @@ def test_rank_0_alone_writes_checkpoints_and_summaries_and_restores_reach_every_
     assert tagged(saved[1], "CHECKSUM")["save"] == saved_sum
     for rank in (0, 1):
         assert tagged(restored[rank], "CHECKSUM")["restore"] == saved_sum
-
-
-def test_python_m_tensorweave_transparent_runs_one_rank_as_a_single_process():
-    status, out = run_process([sys.executable, "-m", "tensorweave.transparent",
-                               os.path.join(SCRIPTS, "checksum_train.py"), "1"], timeout=60)
-    assert status == 0, out
-    assert "CHECKSUM 1 " in out and "learning rates" not in out
