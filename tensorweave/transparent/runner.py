@@ -7,10 +7,12 @@ this host's cores, and quiets the standard output of every rank but 0 (unless `v
 as `python script.py` would.
 
 The share of the cores: the ranks on one host each default their sessions' intra-op threads
-(the cores one kernel splits its work over, runtime/devices.py) to cores // ranks on the host,
-as `tensorweave launch` does for BLAS: two ranks of two kernel threads each on a 2-core machine
-would oversubscribe it. A count the process set already (tf.config.threading) is kept, and a
-script's own ConfigProto still wins.
+(the cores one kernel splits its work over) and inter-op threads (how many ops run at once,
+runtime/devices.py) to cores // ranks on the host, as `tensorweave launch` does for BLAS: two
+ranks of two threads each on a 2-core machine would oversubscribe it. A count the process set
+already (tf.config.threading) is kept, and a script's own ConfigProto still wins. (Collective
+ops do not hold an inter-op thread while they wait for the other ranks: one thread per rank
+runs the LeNet example, benchmarks/bench_transparent.py.)
 """
 import contextlib
 import os
@@ -27,10 +29,10 @@ class TransparentJob:
     """This process's part in a transparent job (see activate)."""
 
     def __init__(self, policy, previous_policy, quiet_stream, saved_stdout,
-                 previous_intra_op_threads):
+                 previous_threads):
         self.policy = policy
         self._previous_policy = previous_policy
-        self._previous_intra_op_threads = previous_intra_op_threads
+        self._previous_threads = previous_threads
         self._quiet_stream = quiet_stream
         self._saved_stdout = saved_stdout
 
@@ -46,7 +48,8 @@ class TransparentJob:
         """Puts the lone-process policy and the standard output back (the job stays joined:
         the collectives leave it at exit)."""
         data_parallel.set_policy(self._previous_policy)
-        devices.process_defaults.intra_op_threads = self._previous_intra_op_threads
+        (devices.process_defaults.intra_op_threads,
+         devices.process_defaults.inter_op_threads) = self._previous_threads
         if self._quiet_stream is not None:
             sys.stdout.flush()
             sys.stdout = self._saved_stdout
@@ -59,10 +62,11 @@ def activate(verbose=False, scale_lr=False):
     comm = collective.init()
     policy = TransparentPolicy(comm.rank, comm.size, scale_lr=scale_lr)
     previous = data_parallel.set_policy(policy)
-    previous_threads = devices.process_defaults.intra_op_threads
-    if not previous_threads:
-        devices.process_defaults.intra_op_threads = max(1, devices.cpu_count() //
-                                                        max(1, comm.local_size))
+    defaults = devices.process_defaults
+    previous_threads = (defaults.intra_op_threads, defaults.inter_op_threads)
+    share = max(1, devices.cpu_count() // max(1, comm.local_size))
+    defaults.intra_op_threads = defaults.intra_op_threads or share
+    defaults.inter_op_threads = defaults.inter_op_threads or share
     quiet, saved = None, sys.stdout
     if comm.rank != 0 and not verbose:
         quiet = open(os.devnull, "w")
