@@ -2,13 +2,14 @@
 a transparent job (under `mpirun -np N`, or started by `tensorweave run --transparent`), with
 `import tensorflow` answered by tensorweave."""
 import argparse
+import os
 import sys
 
 from tensorweave.platform import tensorflow_alias
 from tensorweave.transparent import runner
 
 
-def parse(argv):
+def _parser():
     parser = argparse.ArgumentParser(
         prog="python -m tensorweave.transparent",
         description="Run a script written for one process as one rank of a data-parallel job.")
@@ -18,11 +19,14 @@ def parse(argv):
                         help="multiply every optimizer's learning rate by the number of ranks")
     parser.add_argument("script", help="the Python script, unchanged")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
-    return parser.parse_args(argv)
+    return parser
 
 
 def main(argv=None):
-    options = parse(sys.argv[1:] if argv is None else argv)
+    parser = _parser()
+    options = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if not os.path.isfile(options.script):
+        parser.error(f"no script at {options.script!r}")
     tensorflow_alias.install()
     runner.run_script(options.script, options.args, verbose=options.verbose,
                       scale_lr=options.scale_lr)

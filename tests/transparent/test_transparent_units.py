@@ -96,3 +96,9 @@ def test_mpirun_runs_the_transparent_module_and_scale_lr_doubles_the_step():
                                os.path.join(SCRIPTS, "average_step.py")], timeout=90)
     assert status == 0, out
     assert out.count("W 0.500000") == 2, out
+
+
+def test_a_missing_script_is_a_usage_error_before_joining_any_job():
+    status, out = run_process([sys.executable, "-m", "tensorweave.transparent", "absent.py"],
+                              timeout=60)
+    assert status == 2 and "no script at 'absent.py'" in out
