@@ -9,7 +9,10 @@ Examples/s counts every rank's examples over the training loop's time as the scr
 reports it (from its first step, which includes building the step plan and, with two ranks,
 waiting for the other rank, to its last): 2 x steps x 64 / seconds for two ranks. The two
 runs alternate, `--rounds` times each; the table gives the median and the range, and the
-ratio of the medians. Needs the MNIST t10k files (../shared/data/mnist).
+ratio of the medians. CPU ms per step (each process's own CPU time over its loop) is printed
+too: on the shared machine the rates move with other load, CPU time much less, and 2 x (one
+process's CPU per step) / (a rank's CPU per step) bounds the ratio with both cores free.
+Needs the MNIST t10k files (../shared/data/mnist).
 """
 import argparse
 import os
@@ -102,6 +105,12 @@ def main():
         median = statistics.median(rates[label])
         print(f"| {label} | {median:.1f} | {min(rates[label]):.1f}-{max(rates[label]):.1f} | "
               f"{median / reference:.2f}x | {statistics.median(cpu[label]):.1f} |")
+    # On a busy shared machine two processes also win a larger share of the scheduler than
+    # one, so the rate ratio overstates or understates with the load; CPU time per step is
+    # what the load changes little. With the cores free, two ranks could at best reach:
+    bound = 2 * statistics.median(cpu[labels[0]]) / statistics.median(cpu[labels[1]])
+    print(f"\nCPU-time bound with 2 idle cores: 2 x {statistics.median(cpu[labels[0]]):.1f} / "
+          f"{statistics.median(cpu[labels[1]]):.1f} = {bound:.2f}x")
 
 
 if __name__ == "__main__":
