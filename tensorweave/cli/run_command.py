@@ -3,6 +3,12 @@
     tensorweave run -np 4 python train.py
     tensorweave run -np 2 --as-tensorflow python tf1_horovod_script.py
     tensorweave run -np 4 -H host1:2,host2:2 python train.py        (through MPI)
+    tensorweave run -np 2 --transparent python single_process_script.py
+
+With --transparent the command must be `python script.py ...`: each rank runs it as
+`python -m tensorweave.transparent script.py ...` (tensorweave/transparent: the unchanged
+script trains data-parallel; --verbose lets every rank print, --scale-lr scales the
+learning rates by the number of ranks).
 
 Locally, every rank runs the command with TENSORWEAVE_RANK, TENSORWEAVE_SIZE, the coordinator's
 address (a free port on --host) and a random job token in its environment; output lines are
@@ -43,6 +49,16 @@ def build_plan(num_ranks, command, host="127.0.0.1", port=None, as_tensorflow_=F
     return plan
 
 
+def transparent_command(command, verbose=False, scale_lr=False):
+    """`python script.py args` as a transparent rank runs it."""
+    if not command or not os.path.basename(command[0]).startswith("python") or \
+            len(command) < 2 or command[1].startswith("-"):
+        raise ValueError("--transparent runs a Python script: give `python script.py [args]`, "
+                         f"got {' '.join(command) or 'nothing'}")
+    options = (["--verbose"] if verbose else []) + (["--scale-lr"] if scale_lr else [])
+    return [command[0], "-m", "tensorweave.transparent", *options, *command[1:]]
+
+
 def mpi_command(num_ranks, hosts, command, as_tensorflow_=False, mpirun=None):
     """The mpirun command line running `command` as `num_ranks` ranks on `hosts`."""
     mpirun = mpirun or shutil.which("mpirun") or shutil.which("mpiexec")
@@ -73,6 +89,13 @@ def add_parser(commands):
     parser.add_argument("--as-tensorflow", action="store_true",
                         help="in the ranks, `import tensorflow` / `import horovod.tensorflow` "
                              "load tensorweave / tensorweave.horovod")
+    parser.add_argument("--transparent", action="store_true",
+                        help="run an unchanged single-process `python script.py` data-parallel "
+                             "on the ranks (gradients averaged, inputs sharded, rank 0 writes)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="with --transparent: every rank prints, not only rank 0")
+    parser.add_argument("--scale-lr", action="store_true",
+                        help="with --transparent: multiply the learning rates by -np")
     parser.add_argument("--host", default="127.0.0.1", help="the coordinator's address")
     parser.add_argument("--steps", type=int, default=None,
                         help="the job's total steps: show progress from the 'step N' the "
@@ -89,6 +112,10 @@ def _exit_status(status):
 def run(args):
     command = args.argv[1:] if args.argv and args.argv[0] == "--" else args.argv
     try:
+        if args.transparent:
+            command = transparent_command(command, args.verbose, args.scale_lr)
+        elif args.verbose or args.scale_lr:
+            raise ValueError("--verbose and --scale-lr go with --transparent")
         if args.hosts or args.mpi:
             argv = mpi_command(args.num_proc, args.hosts, command, args.as_tensorflow)
             env = dict(os.environ, PYTHONUNBUFFERED="1")

@@ -8,11 +8,15 @@ that use an iterator are colocated with it.
 The dataset reaches the kernels through the registry of kernels/dataset.py, wrapped in a
 `_Source` that binds the pipeline's captured tensors to the values MakeIterator receives.
 """
+import copy
+
+from tensorweave.framework import data_parallel
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.device import DeviceSpec
 from tensorweave.data import options
 from tensorweave.data import structure
-from tensorweave.data.dataset import Dataset, IterationContext
+from tensorweave.data.dataset import Dataset, IterationContext, TensorDataset
+from tensorweave.data.file_datasets import _FileDataset
 from tensorweave.kernels import dataset as dataset_kernels
 from tensorweave.ops import dataset_ops
 
@@ -114,7 +118,7 @@ class Iterator:
         if not isinstance(dataset, Dataset):
             raise TypeError(f"make_initializer() takes a Dataset, got {type(dataset).__name__}")
         _check_compatible(self._element_spec, dataset.element_spec)
-        key, source = _source_key(dataset)
+        key, source = _source_key(_rank_shard(dataset))
         with graph_lib.get_default_graph().colocate_with(self._handle.op):
             return dataset_ops.make_iterator(self._handle, key, source.captures, name=name)
 
@@ -155,6 +159,39 @@ def _check_compatible(expected, actual):
                             f"{structure.shapes_of(actual)} (incompatible).")
 
 
+def shard_sources(dataset, num_shards, index):
+    """`dataset` with the elements of each of its sources (slices, ranges, generators, the
+    records of file datasets) cut to every `num_shards`-th from `index`, and the same
+    transformations after them: the shards of one epoch are disjoint however the pipeline
+    shuffles, as tf.data's auto-sharding by data. A one-element source (from_tensors) stays
+    whole: every shard reads it. Transparent mode's sharding (framework/data_parallel)."""
+    rebuilt = {}
+
+    def rebuild(node):
+        if id(node) in rebuilt:
+            return rebuilt[id(node)]
+        if isinstance(node, TensorDataset):
+            result = node
+        elif not node._inputs or isinstance(node, _FileDataset):
+            result = node.shard(num_shards, index)
+        else:
+            inputs = [rebuild(child) for child in node._inputs]
+            result = node
+            if any(new is not old for new, old in zip(inputs, node._inputs)):
+                result = copy.copy(node)  # datasets are immutable: a copy with new inputs
+                result._inputs = inputs
+                result.__dict__.pop("_registered_source", None)
+        rebuilt[id(node)] = result
+        return result
+
+    return rebuild(dataset)
+
+
+def _rank_shard(dataset):
+    count, index = data_parallel.policy().input_shard()
+    return dataset if count == 1 else shard_sources(dataset, count, index)
+
+
 def make_one_shot_iterator(dataset):
     """An iterator that starts itself on `dataset` when first run and is never re-initialized.
     The dataset may not capture non-constant tensors (their values would have no feed)."""
@@ -163,7 +200,7 @@ def make_one_shot_iterator(dataset):
         raise ValueError(f"make_one_shot_iterator() cannot bind tensor {captures[0].name} that "
                          "the dataset captures: use make_initializable_iterator() and feed it "
                          "when running the iterator's initializer.")
-    key, _ = _source_key(dataset)
+    key, _ = _source_key(_rank_shard(dataset))
     flat = dataset._flat_specs()
     handle = dataset_ops.one_shot_iterator(key, [s.dtype for s in flat], [s.shape for s in flat])
     _to_host_cpu(handle.op)

@@ -15,6 +15,8 @@ import zlib
 
 import numpy as np
 
+from tensorweave.framework import data_parallel
+
 # name -> (md5 published with the files, sha256 where we have verified it ourselves)
 FILES = {
     "train-images-idx3-ubyte.gz": ("f68b3c2dcbeaaa9fbdd348bbdeb94873", None),
@@ -179,6 +181,7 @@ class DataSet:
         self._num_examples = len(images)
         self._epochs_completed = 0
         self._index_in_epoch = 0
+        self._sharded = False
         self._rng = np.random.default_rng(seed)
 
     @property
@@ -203,6 +206,8 @@ class DataSet:
         if fake_data:
             fake_label = [1] + [0] * 9 if self.one_hot else 0
             return [[1] * 784 for _ in range(batch_size)], [fake_label] * batch_size
+        if not self._sharded:
+            self._take_input_shard()
         if batch_size > self._num_examples:
             raise ValueError(f"batch_size {batch_size} exceeds the {self._num_examples} examples")
         start = self._index_in_epoch
@@ -221,6 +226,19 @@ class DataSet:
         self._index_in_epoch += batch_size
         end = self._index_in_epoch
         return self._images[start:end], self._labels[start:end]
+
+    def _take_input_shard(self):
+        """In transparent mode (framework/data_parallel), next_batch reads only this rank's
+        rows (every num_shards-th, from its index): the ranks' epochs are disjoint. `images`
+        and `labels` then hold those rows; a set never batched (a test set) keeps them all."""
+        count, index = data_parallel.policy().input_shard()
+        if count > 1:
+            if self._num_examples < count:
+                raise ValueError(f"DataSet.next_batch: {self._num_examples} examples cannot be "
+                                 f"shared among {count} ranks")
+            self._images, self._labels = self._images[index::count], self._labels[index::count]
+            self._num_examples = len(self._images)
+        self._sharded = True
 
     def _shuffle(self):
         order = self._rng.permutation(self._num_examples)

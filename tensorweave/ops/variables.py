@@ -2,6 +2,7 @@
 all colocated, plus the collection helpers and initializer ops of TF 1.x."""
 import numpy as np
 
+from tensorweave.framework import data_parallel
 from tensorweave.framework import dtypes
 from tensorweave.framework import function_graph
 from tensorweave.framework import graph as graph_lib
@@ -334,7 +335,9 @@ def moving_average_variables(scope=None):
 
 def variables_initializer(var_list, name="init"):
     if var_list:
-        return control_flow_ops.group(*[v.initializer for v in var_list], name=name)
+        init = control_flow_ops.group(*[v.initializer for v in var_list], name=name)
+        # Transparent mode: rank 0's initial values are broadcast (framework/data_parallel).
+        return data_parallel.policy().after_variables_set(init, list(var_list))
     return control_flow_ops.no_op(name=name)
 
 

@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from tensorweave.framework import data_parallel
 from tensorweave.framework import event_file
 from tensorweave.framework import tfrecord
 from tensorweave.framework.protos import summary_pb2
@@ -131,6 +132,30 @@ class EventFileWriter:
             self._open()
 
 
+class DiscardingEventWriter:
+    """The event writer of a process that must not write summaries (a rank other than 0 in
+    transparent mode, framework/data_parallel): it accepts events and writes nothing."""
+
+    def __init__(self, logdir):
+        self._logdir = str(logdir)
+        self.path = None
+
+    def get_logdir(self):
+        return self._logdir
+
+    def add_event(self, event):
+        pass
+
+    def flush(self):
+        pass
+
+    def close(self):
+        pass
+
+    def reopen(self):
+        pass
+
+
 def _summary_proto(summary):
     """A Summary this writer may change: parsed from bytes, or a copy of the caller's."""
     if isinstance(summary, summary_pb2.Summary):
@@ -174,7 +199,10 @@ class FileWriter:
         if session is not None:
             raise ValueError("FileWriter(session=...) is TF 2's summary API, which tensorweave "
                              "does not have; write with tf.summary ops and add_summary")
-        self.event_writer = EventFileWriter(logdir, max_queue, flush_secs, filename_suffix)
+        if data_parallel.policy().writes_files():
+            self.event_writer = EventFileWriter(logdir, max_queue, flush_secs, filename_suffix)
+        else:
+            self.event_writer = DiscardingEventWriter(logdir)
         self._seen_summary_tags = set()
         self._run_metadata_tags = set()
         if graph is not None or graph_def is not None:

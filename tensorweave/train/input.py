@@ -10,6 +10,7 @@ closes the queue, and consumers see OutOfRangeError once they have taken every e
 element exactly num_epochs times. The counter is a local variable: run
 `tf.local_variables_initializer()` before starting the runners.
 """
+from tensorweave.framework import data_parallel
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework import tensor_shape
@@ -57,6 +58,7 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
             raise ValueError(f"input_producer: the rows of input_tensor have shape "
                              f"{element_shape}; give input_tensor a fully defined shape or "
                              "pass element_shape")
+        input_tensor = _input_shard(input_tensor)
         if shuffle:
             input_tensor = random_ops.random_shuffle(input_tensor, seed=seed)
         input_tensor = limit_epochs(input_tensor, num_epochs)
@@ -69,6 +71,20 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
             fullness = math_ops.cast(queue.size(), dtypes.float32) * (1.0 / capacity)
             summary_ops.scalar(summary_name, fullness)
         return queue
+
+
+def _input_shard(input_tensor):
+    """In transparent mode (framework/data_parallel), this rank's rows of the producer's
+    input (every count-th from its index): each rank's epochs hold a disjoint share."""
+    count, index = data_parallel.policy().input_shard()
+    if count == 1:
+        return input_tensor
+    rows = input_tensor.shape[0] if input_tensor.shape.ndims else None
+    rows = getattr(rows, "value", rows)
+    if rows is not None and rows < count:
+        raise ValueError(f"input_producer: {rows} input rows (file names?) cannot be shared "
+                         f"among {count} ranks; give at least as many as there are ranks")
+    return input_tensor[index::count]
 
 
 def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=None,

@@ -4,6 +4,7 @@ Subclasses say how to update one variable: `_create_slots`, `_prepare` (hyper-pa
 tensors, built once per apply), and `_apply_dense` (one Apply* op). Updates and slots are
 colocated with their variable, so they run where the variable lives.
 """
+from tensorweave.framework import data_parallel
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.function_graph import outermost_graph
@@ -75,6 +76,8 @@ class Optimizer:
         grads_and_vars = [(g, v) for g, v in grads_and_vars]
         if not grads_and_vars:
             raise ValueError("No variables provided.")
+        # Transparent mode averages the gradients over the ranks here (framework/data_parallel).
+        grads_and_vars = list(data_parallel.policy().reduce_gradients(grads_and_vars))
         for grad, var in grads_and_vars:
             if grad is not None and not isinstance(grad, IndexedSlices):
                 grad = convert_to_tensor(grad)
@@ -199,6 +202,8 @@ class Optimizer:
         else:
             with graph_lib.get_default_graph().colocate_with(None):
                 tensor = convert_to_tensor(value, dtype=var.dtype, name=name)
+        if name == "learning_rate":
+            tensor = data_parallel.policy().learning_rate(tensor)
         self._hyper_cache[key] = tensor
         return tensor
 

@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 
+from tensorweave.framework import data_parallel
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import constant, convert_to_tensor
@@ -192,7 +193,10 @@ class Saver:
                 value.set_shape(saveable.variable.shape)
                 with graph.colocate_with(saveable.variable.op):
                     assigns.append(state_ops.assign(saveable.variable, value).op)
-        return control_flow_ops.group(*assigns, name="restore_all")
+        restore = control_flow_ops.group(*assigns, name="restore_all")
+        # Transparent mode: after restoring, every rank takes rank 0's values.
+        return data_parallel.policy().after_variables_set(
+            restore, [s.variable for s in restorable])
 
     # --- saving ---------------------------------------------------------------------------
     @property
@@ -233,6 +237,8 @@ class Saver:
             raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
         if self._is_empty:
             return None
+        if not data_parallel.policy().writes_files():
+            return prefix  # transparent mode: rank 0 writes; the ranks hold the same values
         sess.run(self._save_tensor, {self._filename_tensor: prefix})
         if write_meta_graph:
             self.export_meta_graph(f"{prefix}.{meta_graph_suffix}", graph=sess.graph)
