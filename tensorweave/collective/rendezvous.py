@@ -19,18 +19,9 @@ import time
 
 from tensorweave.collective import wire
 from tensorweave.framework import errors
+from tensorweave.runtime import host
 
 START_TIMEOUT_SECONDS = 60.0
-
-
-def host_id():
-    """Identifies this machine: ranks with the same id are on one host (local_rank)."""
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as handle:
-            boot = handle.read().strip()
-    except OSError:
-        boot = ""
-    return f"{socket.gethostname()}/{boot}"
 
 
 def parse_address(text, what):
@@ -126,7 +117,7 @@ def connect(address, rank, timeout=START_TIMEOUT_SECONDS):
 def hello(sock, rank, size, token, data_address, timeout=START_TIMEOUT_SECONDS):
     """Introduces this rank; returns the table of every rank (host, data address, pid)."""
     wire.send_control(sock, {"t": "hello", "rank": rank, "size": size, "token": token,
-                             "host": host_id(), "data": list(data_address),
+                             "host": host.host_id(), "data": list(data_address),
                              "pid": os.getpid()})
     sock.settimeout(timeout)
     try:
