@@ -1,0 +1,279 @@
+"""Tensors between two "hosts" (network namespaces on a bridge, issue 18), against raw TCP
+between the same two namespaces in the same run:
+
+  ps -> worker   a 64 MB float32 variable on a ps task in host 0 read by a step of a worker
+                 task in host 1 (each task a tf.train.Server process; the data plane is TCP)
+  allreduce      a 64 MB float32 sum between 2 ranks, one per host (tensorweave.collective,
+                 native backend: the TCP ring)
+  raw TCP        one process per host: 64 MB one way (the reference of ps -> worker), and 64 MB
+                 each way at once (the reference of the 2-rank ring, which moves that much in
+                 each direction)
+
+    sudo python benchmarks/bench_multihost.py [--limit 1gbit] [--reps 7] [--limited-reps 4]
+
+Both run twice: on unshaped links, then on links shaped to --limit (tc tbf, both directions),
+where the wire encodings are measured too: float16 and int8 (with a scale) for ps -> worker
+(RPCOptions.tensor_wire_encoding), bfloat16 (compression="bf16") and float16 (Horovod's
+Compression.fp16: cast, allreduce in float16, cast back; the casts are timed) for the
+allreduce. Effective bandwidth is the float32 size (64 MB) over the median time of a transfer,
+so an encoding that halves the bytes can double it. Needs root (network namespaces).
+"""
+import argparse
+import json
+import os
+import select
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)
+
+from tensorweave.testing import netns  # noqa: E402
+
+MB = 1 << 20
+NBYTES = 64 * MB
+RAW_PORT, PS_PORT, WORKER_PORT, COORDINATOR_PORT = 2300, 2301, 2302, 2400
+ROLE_TIMEOUT = 300.0
+
+
+# --- roles: each runs as a process inside one namespace host -----------------------------------
+def _recv_exact(sock, view):
+    got = 0
+    while got < len(view):
+        count = sock.recv_into(view[got:])
+        if not count:
+            raise ConnectionError("the peer closed the connection")
+        got += count
+
+
+def role_raw_server(args):
+    """Host 0: serves 's' (send 64 MB), 'e' (exchange 64 MB each way), 'x' (stop)."""
+    listener = socket.create_server(("0.0.0.0", RAW_PORT))
+    print("serving", flush=True)
+    conn, _ = listener.accept()
+    out = np.ones(NBYTES, np.uint8)
+    into = memoryview(bytearray(NBYTES))
+    while True:
+        command = conn.recv(1)
+        if command == b"s":
+            conn.sendall(out)
+        elif command == b"e":
+            sender = threading.Thread(target=conn.sendall, args=(out,))
+            sender.start()
+            _recv_exact(conn, into)
+            sender.join()
+        else:
+            return
+
+
+def role_raw_client(args):
+    """Host 1: times the raw server's transfers."""
+    conn = socket.create_connection((args.peer, RAW_PORT), timeout=60)
+    into = memoryview(bytearray(NBYTES))
+    out = np.ones(NBYTES, np.uint8)
+    oneway, exchange = [], []
+    for index in range(args.reps + 1):
+        start = time.perf_counter()
+        conn.sendall(b"s")
+        _recv_exact(conn, into)
+        if index:
+            oneway.append(time.perf_counter() - start)
+    for index in range(args.reps + 1):
+        start = time.perf_counter()
+        conn.sendall(b"e")
+        sender = threading.Thread(target=conn.sendall, args=(out,))
+        sender.start()
+        _recv_exact(conn, into)
+        sender.join()
+        if index:
+            exchange.append(time.perf_counter() - start)
+    conn.sendall(b"x")
+    print(json.dumps({"oneway": oneway, "exchange": exchange}), flush=True)
+
+
+def _cluster(args):
+    return {"ps": [f"{args.peer}:{PS_PORT}"], "worker": [f"{args.own}:{WORKER_PORT}"]}
+
+
+def role_ps(args):
+    import tensorweave as tf
+    server = tf.train.Server(tf.train.ClusterSpec(_cluster(args)), "ps", 0)
+    print("serving", flush=True)
+    server.join()
+
+
+def role_worker(args):
+    """Host 1: steps that read the ps's 64 MB variable, per wire encoding."""
+    import re
+    import tensorweave as tf
+    server = tf.train.Server(tf.train.ClusterSpec(_cluster(args)), "worker", 0)
+    with tf.device("/job:ps/task:0"):
+        source = tf.Variable(tf.random_normal([NBYTES // 4], seed=1), name="source")
+    with tf.device("/job:worker/task:0"):
+        first = tf.slice(tf.identity(source), [0], [1])  # the whole tensor crosses; 4 B out
+    results = {}
+    for encoding in args.encodings.split(","):
+        config = tf.ConfigProto(rpc_options=tf.RPCOptions(tensor_wire_encoding=encoding))
+        with tf.Session(server.target, config=config) as sess:
+            sess.run(source.initializer)
+            metadata = tf.RunMetadata()
+            sess.run(first, options=tf.RunOptions(trace_level=3), run_metadata=metadata)
+            labels = [n.get("label", "") for d in metadata.step_stats.dev_stats
+                      for n in d["node_stats"] if "RecvTensor" in n["op"]]
+            planes = sorted({m.group(1) for m in
+                             (re.search(r": (\w+), \d+ bytes", text) for text in labels) if m})
+            times = []
+            for _ in range(args.reps):
+                start = time.perf_counter()
+                sess.run(first)
+                times.append(time.perf_counter() - start)
+        results[encoding] = {"times": times, "planes": planes}
+    print(json.dumps(results), flush=True)
+
+
+def role_rank(args):
+    """One of two ranks (host 0 and host 1): 64 MB allreduces, per compression."""
+    from tensorweave import collective
+    comm = collective.init(rank=args.rank, size=2, coordinator=f"{args.peer}:{COORDINATOR_PORT}",
+                           token="bench-multihost")
+    values = np.random.default_rng(args.rank).standard_normal(NBYTES // 4).astype(np.float32)
+    results = {}
+    for compression in args.encodings.split(","):
+        def once():
+            if compression == "fp16":
+                return comm.allreduce(values.astype(np.float16), name="fp16").astype(np.float32)
+            return comm.allreduce(values, name=compression,
+                                  compression=None if compression == "none" else compression)
+        once()
+        times = []
+        for _ in range(args.reps):
+            start = time.perf_counter()
+            once()
+            times.append(time.perf_counter() - start)
+        results[compression] = {"times": times}
+    collective.shutdown()
+    print(json.dumps(results), flush=True)
+
+
+ROLES = {"raw-server": role_raw_server, "raw-client": role_raw_client, "ps": role_ps,
+         "worker": role_worker, "rank": role_rank}
+
+
+# --- the orchestration (root namespace) --------------------------------------------------------
+def _start(hosts, index, role, *extra):
+    env = dict(os.environ, PYTHONPATH=REPO, PYTHONUNBUFFERED="1", OPENBLAS_NUM_THREADS="1")
+    env.pop("TF_CONFIG", None)
+    argv = [sys.executable, os.path.abspath(__file__), "--role", role, *map(str, extra)]
+    log = tempfile.TemporaryFile()  # a pipe nobody reads could fill and stall the process
+    process = hosts.popen(index, argv, stdout=subprocess.PIPE, stderr=log, env=env)
+    process.log = log
+    return process
+
+
+def _log_tail(process):
+    process.log.seek(0)
+    return process.log.read().decode(errors="replace")[-3000:]
+
+
+def _wait_serving(process, what):
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stdout], [], [], 0.2)
+        if ready:
+            line = process.stdout.readline()
+            if b"serving" in line:
+                return
+            if not line:
+                break
+    raise RuntimeError(f"{what} did not start: {_log_tail(process)}")
+
+
+def _result(process, what):
+    try:
+        out, _ = process.communicate(timeout=ROLE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{what} did not finish within {ROLE_TIMEOUT:.0f} s") from None
+    lines = [line for line in out.decode().splitlines() if line.startswith("{")]
+    if process.returncode != 0 or not lines:
+        raise RuntimeError(f"{what} failed ({process.returncode}): {_log_tail(process)}")
+    return json.loads(lines[-1])
+
+
+def measure(hosts, reps, ps_encodings, allreduce_encodings):
+    host0, host1 = hosts.address(0), hosts.address(1)
+    server = _start(hosts, 0, "raw-server")
+    _wait_serving(server, "the raw TCP server")
+    raw = _result(_start(hosts, 1, "raw-client", "--peer", host0, "--reps", reps),
+                  "the raw TCP client")
+    ps = _start(hosts, 0, "ps", "--peer", host0, "--own", host1)
+    _wait_serving(ps, "the ps task")
+    worker = _result(_start(hosts, 1, "worker", "--peer", host0, "--own", host1, "--reps", reps,
+                            "--encodings", ps_encodings), "the worker task")
+    hosts.kill(ps)
+    ranks = [_start(hosts, rank, "rank", "--rank", rank, "--peer", host0, "--reps", reps,
+                    "--encodings", allreduce_encodings) for rank in range(2)]
+    allreduce = [_result(process, f"rank {rank}") for rank, process in enumerate(ranks)][0]
+    return raw, worker, allreduce
+
+
+def _gbps(seconds):
+    return NBYTES / seconds / 1e9
+
+
+def report(title, raw, worker, allreduce):
+    oneway, exchange = statistics.median(raw["oneway"]), statistics.median(raw["exchange"])
+    print(f"\n{title}")
+    print(f"  raw TCP, 64 MB one way        {oneway * 1e3:8.1f} ms  {_gbps(oneway):6.3f} GB/s")
+    print(f"  raw TCP, 64 MB each way       {exchange * 1e3:8.1f} ms  {_gbps(exchange):6.3f} GB/s")
+    base = None
+    for encoding, entry in worker.items():
+        median = statistics.median(entry["times"])
+        base = base or median
+        print(f"  ps -> worker {encoding:8s}        {median * 1e3:8.1f} ms  {_gbps(median):6.3f} GB/s"
+              f"  {oneway / median:5.2f}x raw one way  {base / median:5.2f}x float32"
+              f"  (planes {','.join(entry['planes'])}; range "
+              f"{min(entry['times']) * 1e3:.1f}-{max(entry['times']) * 1e3:.1f} ms)")
+    base = None
+    for compression, entry in allreduce.items():
+        median = statistics.median(entry["times"])
+        base = base or median
+        print(f"  allreduce {compression:11s}        {median * 1e3:8.1f} ms  {_gbps(median):6.3f} GB/s"
+              f"  {exchange / median:5.2f}x raw each way  {base / median:5.2f}x float32"
+              f"  (range {min(entry['times']) * 1e3:.1f}-{max(entry['times']) * 1e3:.1f} ms)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", default="1gbit", help="tc rate of the shaped links")
+    parser.add_argument("--reps", type=int, default=7)
+    parser.add_argument("--limited-reps", type=int, default=4)
+    parser.add_argument("--role", choices=sorted(ROLES), help=argparse.SUPPRESS)
+    parser.add_argument("--peer", help=argparse.SUPPRESS)
+    parser.add_argument("--own", help=argparse.SUPPRESS)
+    parser.add_argument("--rank", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--encodings", default="", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.role:
+        ROLES[args.role](args)
+        return 0
+    print(f"bench_multihost: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}, "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    with netns.VirtualHosts(2) as hosts:
+        report("unshaped veth links", *measure(hosts, args.reps, "float32", "none"))
+    with netns.VirtualHosts(2, bandwidth=args.limit) as hosts:
+        report(f"links shaped to {args.limit} (tc tbf, both directions)",
+               *measure(hosts, args.limited_reps, "float32,float16,int8", "none,bf16,fp16"))
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
