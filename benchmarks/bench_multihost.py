@@ -231,23 +231,24 @@ def _gbps(seconds):
 def report(title, raw, worker, allreduce):
     oneway, exchange = statistics.median(raw["oneway"]), statistics.median(raw["exchange"])
     print(f"\n{title}")
-    print(f"  raw TCP, 64 MB one way        {oneway * 1e3:8.1f} ms  {_gbps(oneway):6.3f} GB/s")
-    print(f"  raw TCP, 64 MB each way       {exchange * 1e3:8.1f} ms  {_gbps(exchange):6.3f} GB/s")
+    print(f"  raw TCP one way       {oneway * 1e3:8.1f} ms  {_gbps(oneway):6.3f} GB/s")
+    print(f"  raw TCP each way      {exchange * 1e3:8.1f} ms  {_gbps(exchange):6.3f} GB/s")
+    _rows("ps -> worker", worker, oneway, "raw one way")
+    _rows("allreduce", allreduce, exchange, "raw each way")
+
+
+def _rows(what, results, reference, reference_name):
+    """One line per encoding: time, effective bandwidth, ratios to raw TCP and to float32
+    (the first encoding)."""
     base = None
-    for encoding, entry in worker.items():
+    for encoding, entry in results.items():
         median = statistics.median(entry["times"])
         base = base or median
-        print(f"  ps -> worker {encoding:8s}        {median * 1e3:8.1f} ms  {_gbps(median):6.3f} GB/s"
-              f"  {oneway / median:5.2f}x raw one way  {base / median:5.2f}x float32"
-              f"  (planes {','.join(entry['planes'])}; range "
-              f"{min(entry['times']) * 1e3:.1f}-{max(entry['times']) * 1e3:.1f} ms)")
-    base = None
-    for compression, entry in allreduce.items():
-        median = statistics.median(entry["times"])
-        base = base or median
-        print(f"  allreduce {compression:11s}        {median * 1e3:8.1f} ms  {_gbps(median):6.3f} GB/s"
-              f"  {exchange / median:5.2f}x raw each way  {base / median:5.2f}x float32"
-              f"  (range {min(entry['times']) * 1e3:.1f}-{max(entry['times']) * 1e3:.1f} ms)")
+        planes = f"planes {','.join(entry['planes'])}; " if "planes" in entry else ""
+        print(f"  {what} {encoding:8s} {median * 1e3:8.1f} ms  {_gbps(median):6.3f} GB/s"
+              f"  {reference / median:5.2f}x {reference_name}  {base / median:5.2f}x float32"
+              f"  ({planes}range {min(entry['times']) * 1e3:.1f}-"
+              f"{max(entry['times']) * 1e3:.1f} ms)")
 
 
 def main():

@@ -10,19 +10,10 @@ import time
 import pytest
 
 from tensorweave.testing import netns
+# The environment of a child process: no job settings inherited from this one.
+from tests.collective.rank_util import _environment as environment
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
-
-
-def environment(extra=None):
-    env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=REPO, OPENBLAS_NUM_THREADS="1",
-               OMP_NUM_THREADS="1")
-    for name in list(env):
-        if name.startswith(("TENSORWEAVE_", "PMI_", "OMPI_", "HOROVOD_")) or name == "TF_CONFIG":
-            del env[name]
-    env.update(extra or {})
-    return env
 
 
 def make_hosts(count, bandwidth=None):

@@ -37,17 +37,14 @@ def check_closed_form(records):
         assert record["checksum"] == records[0]["checksum"]  # equal on every rank
 
 
-def test_ranks_on_two_hosts_allreduce_over_tcp(processes):
-    records = train(processes, [0, 1])
+@pytest.mark.parametrize("placement,plane,local_size,cross_size", [
+    ([0, 1], "tcp", 1, 2),   # one rank per host: the ring over TCP between the hosts
+    ([1, 1], "shm", 2, 1),   # both ranks in one host: shared memory
+], ids=["two-hosts-tcp", "one-host-shm"])
+def test_allreduce_training_takes_the_plane_of_its_placement(processes, placement, plane,
+                                                             local_size, cross_size):
+    records = train(processes, placement)
     check_closed_form(records)
     for record in records:
-        assert record["planes"] == ["tcp"], record
-        assert (record["local_size"], record["cross_size"]) == (1, 2)
-
-
-def test_ranks_on_one_host_allreduce_through_shared_memory(processes):
-    records = train(processes, [1, 1])
-    check_closed_form(records)
-    for record in records:
-        assert record["planes"] == ["shm"], record
-        assert (record["local_size"], record["cross_size"]) == (2, 1)
+        assert record["planes"] == [plane], record
+        assert (record["local_size"], record["cross_size"]) == (local_size, cross_size)
