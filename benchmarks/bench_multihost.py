@@ -5,9 +5,10 @@ between the same two namespaces in the same run:
                  task in host 1 (each task a tf.train.Server process; the data plane is TCP)
   allreduce      a 64 MB float32 sum between 2 ranks, one per host (tensorweave.collective,
                  native backend: the TCP ring)
-  raw TCP        one process per host: 64 MB one way (the reference of ps -> worker), and 64 MB
-                 each way at once (the reference of the 2-rank ring, which moves that much in
-                 each direction)
+  raw TCP        the references, alternating with the transfers above, rep by rep: 64 MB
+                 pulled by the worker process from a plain socket server on the ps's host;
+                 64 MB each way at once between the two rank processes themselves (what
+                 a 2-rank ring moves in each direction)
 
     sudo python benchmarks/bench_multihost.py [--limit 1gbit] [--reps 7] [--limited-reps 4]
 
@@ -54,49 +55,28 @@ def _recv_exact(sock, view):
         got += count
 
 
+def _exchange(conn, out, into):
+    """Sends `out` and receives len(into) bytes at once (both directions of the link busy)."""
+    sender = threading.Thread(target=conn.sendall, args=(out,))
+    sender.start()
+    _recv_exact(conn, into)
+    sender.join()
+
+
+def _timed(function):
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start
+
+
 def role_raw_server(args):
-    """Host 0: serves 's' (send 64 MB), 'e' (exchange 64 MB each way), 'x' (stop)."""
+    """Host 0: sends 64 MB for every byte it receives, until the connection closes."""
     listener = socket.create_server(("0.0.0.0", RAW_PORT))
     print("serving", flush=True)
     conn, _ = listener.accept()
     out = np.ones(NBYTES, np.uint8)
-    into = memoryview(bytearray(NBYTES))
-    while True:
-        command = conn.recv(1)
-        if command == b"s":
-            conn.sendall(out)
-        elif command == b"e":
-            sender = threading.Thread(target=conn.sendall, args=(out,))
-            sender.start()
-            _recv_exact(conn, into)
-            sender.join()
-        else:
-            return
-
-
-def role_raw_client(args):
-    """Host 1: times the raw server's transfers."""
-    conn = socket.create_connection((args.peer, RAW_PORT), timeout=60)
-    into = memoryview(bytearray(NBYTES))
-    out = np.ones(NBYTES, np.uint8)
-    oneway, exchange = [], []
-    for index in range(args.reps + 1):
-        start = time.perf_counter()
-        conn.sendall(b"s")
-        _recv_exact(conn, into)
-        if index:
-            oneway.append(time.perf_counter() - start)
-    for index in range(args.reps + 1):
-        start = time.perf_counter()
-        conn.sendall(b"e")
-        sender = threading.Thread(target=conn.sendall, args=(out,))
-        sender.start()
-        _recv_exact(conn, into)
-        sender.join()
-        if index:
-            exchange.append(time.perf_counter() - start)
-    conn.sendall(b"x")
-    print(json.dumps({"oneway": oneway, "exchange": exchange}), flush=True)
+    while conn.recv(1):
+        conn.sendall(out)
 
 
 def _cluster(args):
@@ -111,7 +91,8 @@ def role_ps(args):
 
 
 def role_worker(args):
-    """Host 1: steps that read the ps's 64 MB variable, per wire encoding."""
+    """Host 1: steps that read the ps's 64 MB variable (per wire encoding), alternating with
+    64 MB pulled from the raw TCP server on the ps's host."""
     import re
     import tensorweave as tf
     server = tf.train.Server(tf.train.ClusterSpec(_cluster(args)), "worker", 0)
@@ -119,52 +100,74 @@ def role_worker(args):
         source = tf.Variable(tf.random_normal([NBYTES // 4], seed=1), name="source")
     with tf.device("/job:worker/task:0"):
         first = tf.slice(tf.identity(source), [0], [1])  # the whole tensor crosses; 4 B out
-    results = {}
+    raw = socket.create_connection((args.peer, RAW_PORT), timeout=60)
+    into = memoryview(bytearray(NBYTES))
+
+    def pull_raw():
+        raw.sendall(b"s")
+        _recv_exact(raw, into)
+
+    sessions, results = {}, {"raw": {"times": []}}
     for encoding in args.encodings.split(","):
         config = tf.ConfigProto(rpc_options=tf.RPCOptions(tensor_wire_encoding=encoding))
-        with tf.Session(server.target, config=config) as sess:
-            sess.run(source.initializer)
-            metadata = tf.RunMetadata()
-            sess.run(first, options=tf.RunOptions(trace_level=3), run_metadata=metadata)
-            labels = [n.get("label", "") for d in metadata.step_stats.dev_stats
-                      for n in d["node_stats"] if "RecvTensor" in n["op"]]
-            planes = sorted({m.group(1) for m in
-                             (re.search(r": (\w+), \d+ bytes", text) for text in labels) if m})
-            times = []
-            for _ in range(args.reps):
-                start = time.perf_counter()
-                sess.run(first)
-                times.append(time.perf_counter() - start)
-        results[encoding] = {"times": times, "planes": planes}
+        sess = sessions[encoding] = tf.Session(server.target, config=config)
+        sess.run(source.initializer)
+        metadata = tf.RunMetadata()
+        sess.run(first, options=tf.RunOptions(trace_level=3), run_metadata=metadata)
+        labels = [n.get("label", "") for d in metadata.step_stats.dev_stats
+                  for n in d["node_stats"] if "RecvTensor" in n["op"]]
+        planes = sorted({m.group(1) for m in
+                         (re.search(r": (\w+), \d+ bytes", text) for text in labels) if m})
+        results[encoding] = {"times": [], "planes": planes}
+    pull_raw()
+    for _ in range(args.reps):
+        results["raw"]["times"].append(_timed(pull_raw))
+        for encoding, sess in sessions.items():
+            results[encoding]["times"].append(_timed(lambda: sess.run(first)))
+    for sess in sessions.values():
+        sess.close()
     print(json.dumps(results), flush=True)
 
 
 def role_rank(args):
-    """One of two ranks (host 0 and host 1): 64 MB allreduces, per compression."""
+    """One of two ranks (host 0 and host 1): 64 MB allreduces (per compression), alternating
+    with 64 MB exchanged each way over a raw TCP connection between the same two processes."""
     from tensorweave import collective
     comm = collective.init(rank=args.rank, size=2, coordinator=f"{args.peer}:{COORDINATOR_PORT}",
                            token="bench-multihost")
+    if args.rank == 0:
+        listener = socket.create_server(("0.0.0.0", RAW_PORT + 1))
+        comm.allreduce(np.zeros(1, np.float32), name="listening")
+        raw, _ = listener.accept()
+    else:
+        comm.allreduce(np.zeros(1, np.float32), name="listening")
+        raw = socket.create_connection((args.peer, RAW_PORT + 1), timeout=60)
     values = np.random.default_rng(args.rank).standard_normal(NBYTES // 4).astype(np.float32)
-    results = {}
-    for compression in args.encodings.split(","):
-        def once():
-            if compression == "fp16":
-                return comm.allreduce(values.astype(np.float16), name="fp16").astype(np.float32)
-            return comm.allreduce(values, name=compression,
-                                  compression=None if compression == "none" else compression)
-        once()
-        times = []
-        for _ in range(args.reps):
-            start = time.perf_counter()
-            once()
-            times.append(time.perf_counter() - start)
-        results[compression] = {"times": times}
+    out, into = np.ones(NBYTES, np.uint8), memoryview(bytearray(NBYTES))
+
+    def allreduce(compression):
+        if compression == "fp16":  # Horovod's Compression.fp16: the casts are part of it
+            return comm.allreduce(values.astype(np.float16), name="fp16").astype(np.float32)
+        return comm.allreduce(values, name=compression,
+                              compression=None if compression == "none" else compression)
+
+    compressions = args.encodings.split(",")
+    results = {"raw": {"times": []}, **{c: {"times": []} for c in compressions}}
+    _exchange(raw, out, into)
+    for compression in compressions:
+        allreduce(compression)
+    for _ in range(args.reps):
+        comm.allreduce(np.zeros(1, np.float32), name="together")  # both start at once
+        results["raw"]["times"].append(_timed(lambda: _exchange(raw, out, into)))
+        for compression in compressions:
+            results[compression]["times"].append(_timed(lambda: allreduce(compression)))
+    raw.close()
     collective.shutdown()
     print(json.dumps(results), flush=True)
 
 
-ROLES = {"raw-server": role_raw_server, "raw-client": role_raw_client, "ps": role_ps,
-         "worker": role_worker, "rank": role_rank}
+ROLES = {"raw-server": role_raw_server, "ps": role_ps, "worker": role_worker,
+         "rank": role_rank}
 
 
 # --- the orchestration (root namespace) --------------------------------------------------------
@@ -211,42 +214,41 @@ def measure(hosts, reps, ps_encodings, allreduce_encodings):
     host0, host1 = hosts.address(0), hosts.address(1)
     server = _start(hosts, 0, "raw-server")
     _wait_serving(server, "the raw TCP server")
-    raw = _result(_start(hosts, 1, "raw-client", "--peer", host0, "--reps", reps),
-                  "the raw TCP client")
     ps = _start(hosts, 0, "ps", "--peer", host0, "--own", host1)
     _wait_serving(ps, "the ps task")
     worker = _result(_start(hosts, 1, "worker", "--peer", host0, "--own", host1, "--reps", reps,
                             "--encodings", ps_encodings), "the worker task")
     hosts.kill(ps)
+    hosts.kill(server)
     ranks = [_start(hosts, rank, "rank", "--rank", rank, "--peer", host0, "--reps", reps,
                     "--encodings", allreduce_encodings) for rank in range(2)]
     allreduce = [_result(process, f"rank {rank}") for rank, process in enumerate(ranks)][0]
-    return raw, worker, allreduce
+    return worker, allreduce
 
 
 def _gbps(seconds):
     return NBYTES / seconds / 1e9
 
 
-def report(title, raw, worker, allreduce):
-    oneway, exchange = statistics.median(raw["oneway"]), statistics.median(raw["exchange"])
+def report(title, worker, allreduce):
     print(f"\n{title}")
-    print(f"  raw TCP one way       {oneway * 1e3:8.1f} ms  {_gbps(oneway):6.3f} GB/s")
-    print(f"  raw TCP each way      {exchange * 1e3:8.1f} ms  {_gbps(exchange):6.3f} GB/s")
-    _rows("ps -> worker", worker, oneway, "raw one way")
-    _rows("allreduce", allreduce, exchange, "raw each way")
+    _rows("ps -> worker", worker, "raw one way")
+    _rows("allreduce   ", allreduce, "raw each way")
 
 
-def _rows(what, results, reference, reference_name):
-    """One line per encoding: time, effective bandwidth, ratios to raw TCP and to float32
-    (the first encoding)."""
+def _rows(what, results, reference_name):
+    """One line per encoding: median time, effective bandwidth (float32 bytes / time), and
+    ratios to the raw TCP transfers alternating with it and to float32 (the first encoding)."""
+    reference = statistics.median(results.pop("raw")["times"])
+    print(f"  {what} {'raw TCP':8s} {reference * 1e3:8.1f} ms  {_gbps(reference):6.3f} GB/s"
+          f"  ({reference_name}, the reference)")
     base = None
     for encoding, entry in results.items():
         median = statistics.median(entry["times"])
         base = base or median
         planes = f"planes {','.join(entry['planes'])}; " if "planes" in entry else ""
         print(f"  {what} {encoding:8s} {median * 1e3:8.1f} ms  {_gbps(median):6.3f} GB/s"
-              f"  {reference / median:5.2f}x {reference_name}  {base / median:5.2f}x float32"
+              f"  {reference / median:5.2f}x raw  {base / median:5.2f}x float32"
               f"  ({planes}range {min(entry['times']) * 1e3:.1f}-"
               f"{max(entry['times']) * 1e3:.1f} ms)")
 
