@@ -120,13 +120,23 @@ def role_worker(args):
                          (re.search(r": (\w+), \d+ bytes", text) for text in labels) if m})
         results[encoding] = {"times": [], "planes": planes}
     pull_raw()
+    values = np.random.default_rng(1).standard_normal(NBYTES // 4).astype(np.float32)
     for _ in range(args.reps):
         results["raw"]["times"].append(_timed(pull_raw))
         for encoding, sess in sessions.items():
             results[encoding]["times"].append(_timed(lambda: sess.run(first)))
+            results[encoding].setdefault("codec", []).append(_timed(
+                lambda: _encode_and_decode(values, encoding)))
     for sess in sessions.values():
         sess.close()
     print(json.dumps(results), flush=True)
+
+
+def _encode_and_decode(values, encoding):
+    """What the holder and the reader spend on an encoding, here in one process."""
+    from tensorweave.distributed import wire
+    payload = wire.encode(values, wire.ENCODINGS[encoding])
+    wire.decode(payload.header, payload.data)
 
 
 def role_rank(args):
@@ -247,6 +257,8 @@ def _rows(what, results, reference_name):
         median = statistics.median(entry["times"])
         base = base or median
         planes = f"planes {','.join(entry['planes'])}; " if "planes" in entry else ""
+        if "codec" in entry:
+            planes += f"encode+decode {statistics.median(entry['codec']) * 1e3:.0f} ms; "
         print(f"  {what} {encoding:8s} {median * 1e3:8.1f} ms  {_gbps(median):6.3f} GB/s"
               f"  {reference / median:5.2f}x raw  {base / median:5.2f}x float32"
               f"  ({planes}range {min(entry['times']) * 1e3:.1f}-"

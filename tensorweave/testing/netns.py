@@ -14,6 +14,8 @@ eth0 and on its bridge port); netem is not assumed.
 Names carry the creating process's pid and a random tag, so runs at the same time never meet.
 Everything made is removed by close() (also at interpreter exit, if a caller forgot): processes
 started through popen() are killed by their process group, then the namespaces are deleted.
+A run killed before it could clean up leaves its namespaces behind: the next VirtualHosts
+deletes those whose creating process is gone.
 Creating namespaces needs root (CAP_SYS_ADMIN) and iproute2; where either is missing the
 constructor raises NamespacesUnavailable with the reason, which tests turn into a skip.
 """
@@ -25,6 +27,7 @@ import signal
 import subprocess
 import threading
 
+PREFIX = "tw-"  # namespaces are named tw-<pid>-<random>-h<index> (and -sw for the switch)
 SUBNET = "10.77.0"
 MAX_HOSTS = 16
 _COMMAND_TIMEOUT = 10.0
@@ -57,6 +60,19 @@ def unavailable_reason():
     return None
 
 
+def _sweep_orphans():
+    """Deletes the namespaces of runs whose process is gone (killed before its clean-up
+    could run). Only the namespaces: a process still inside one keeps it alive unseen."""
+    listed = _run("ip", "netns", "list", check=False).stdout.decode(errors="replace")
+    for line in listed.splitlines():
+        name = line.split(" ", 1)[0]
+        if not name.startswith(PREFIX):
+            continue
+        pid = name[len(PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            _run("ip", "netns", "del", name, check=False)
+
+
 def _token_bucket(namespace, device, rate):
     """Shapes `device`'s egress to `rate`: a bucket of ~1 ms at that rate (at least 64 KiB,
     since veth hands over segmentation-offloaded packets of up to 64 KiB)."""
@@ -73,9 +89,10 @@ class VirtualHosts:
         reason = unavailable_reason()
         if reason is not None:
             raise NamespacesUnavailable(reason)
-        tag = f"tw{os.getpid() % 100000}{secrets.token_hex(2)}"
-        self.switch = f"{tag}sw"
-        self.names = [f"{tag}h{index}" for index in range(int(count))]
+        _sweep_orphans()
+        tag = f"{PREFIX}{os.getpid()}-{secrets.token_hex(3)}"
+        self.switch = f"{tag}-sw"
+        self.names = [f"{tag}-h{index}" for index in range(int(count))]
         self.bandwidth = bandwidth
         self._made = []
         self._processes = []

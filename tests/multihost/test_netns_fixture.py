@@ -90,6 +90,18 @@ def test_where_namespaces_cannot_be_made_the_fixture_says_why():
     assert expected in json.loads(result.stdout)
 
 
+def test_namespaces_left_by_a_killed_run_are_swept():
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, timeout=30, check=True)
+    orphan = f"{netns.PREFIX}{int(dead.stdout)}-0a0b0c-h0"
+    subprocess.run(["ip", "netns", "add", orphan], check=True, timeout=10)
+    try:
+        make_hosts(1).close()
+        assert orphan not in namespaces()
+    finally:
+        subprocess.run(["ip", "netns", "del", orphan], capture_output=True, timeout=10)
+
+
 def test_bad_host_counts_are_refused():
     with pytest.raises(ValueError, match="count"):
         netns.VirtualHosts(0)
