@@ -24,8 +24,8 @@ def make_hosts(count, bandwidth=None):
 
 
 @pytest.fixture(scope="module")
-def two_hosts():
-    hosts = make_hosts(2)
+def three_hosts():
+    hosts = make_hosts(3)
     try:
         yield hosts
     finally:
@@ -72,8 +72,8 @@ class Processes:
 
 
 @pytest.fixture
-def processes(two_hosts):
-    started = Processes(two_hosts)
+def processes(three_hosts):
+    started = Processes(three_hosts)
     try:
         yield started
     finally:

@@ -37,14 +37,16 @@ def check_closed_form(records):
         assert record["checksum"] == records[0]["checksum"]  # equal on every rank
 
 
-@pytest.mark.parametrize("placement,plane,local_size,cross_size", [
-    ([0, 1], "tcp", 1, 2),   # one rank per host: the ring over TCP between the hosts
-    ([1, 1], "shm", 2, 1),   # both ranks in one host: shared memory
-], ids=["two-hosts-tcp", "one-host-shm"])
+@pytest.mark.parametrize("placement,plane,local_sizes,cross_sizes", [
+    ([0, 1], "tcp", [1, 1], [2, 2]),            # one rank per host: the ring over TCP
+    ([1, 1], "shm", [2, 2], [1, 1]),            # both ranks in one host: shared memory
+    ([0, 1, 2], "tcp", [1, 1, 1], [3, 3, 3]),   # three hosts, an odd ring
+    ([0, 0, 2], "tcp", [2, 2, 1], [2, 1, 2]),   # shared memory only when every rank shares
+], ids=["two-hosts-tcp", "one-host-shm", "three-hosts-tcp", "mixed-tcp"])
 def test_allreduce_training_takes_the_plane_of_its_placement(processes, placement, plane,
-                                                             local_size, cross_size):
+                                                             local_sizes, cross_sizes):
     records = train(processes, placement)
     check_closed_form(records)
-    for record in records:
-        assert record["planes"] == [plane], record
-        assert (record["local_size"], record["cross_size"]) == (local_size, cross_size)
+    assert [r["planes"] for r in records] == [[plane]] * len(placement), records
+    assert [r["local_size"] for r in records] == local_sizes
+    assert [r["cross_size"] for r in records] == cross_sizes

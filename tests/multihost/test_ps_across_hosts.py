@@ -48,15 +48,17 @@ def test_async_ps_training_across_hosts_converges_and_reports_its_planes(process
     steps = 30
     records = train(processes, "async", steps)
     check_planes(records)
-    # Every run of both workers applied its own update to the shared step and weights.
-    assert records[0]["global_step"] >= steps
-    assert sum(r["runs"] for r in records) >= steps
+    # Every run of either worker applied one update: the worker that read the step last
+    # saw them all.
+    assert max(r["global_step"] for r in records) == sum(r["runs"] for r in records) >= steps
     for record in records:
         assert record["last_loss"] < record["first_loss"], record
-    # Async SGD between the targets 1 * pattern and 2 * pattern settles near the minimum of
-    # their joint loss, 1.5 * pattern (each step moves w a quarter of the way to one target).
-    ratio = np.array(records[0]["weights"]) / ps_task.pattern()[::ps_task.ELEMENTS // 4]
-    assert np.all(np.abs(ratio - 1.5) < 0.3), ratio
+    # Each update moves w a quarter of the way from where it was read to one worker's target
+    # (1 or 2 times the pattern), so from w = 0 and 30 updates w ends between the targets,
+    # whichever worker did more of them (far fewer applied updates would leave it short).
+    for record in records:
+        ratio = np.array(record["weights"]) / ps_task.pattern()[::ps_task.ELEMENTS // 4]
+        assert np.all(ratio > 0.95) and np.all(ratio < 2.0 + 1e-5), ratio
 
 
 def test_sync_ps_training_across_hosts_matches_the_closed_form(processes):
