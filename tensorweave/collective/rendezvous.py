@@ -19,7 +19,7 @@ import time
 
 from tensorweave.collective import wire
 from tensorweave.framework import errors
-from tensorweave.runtime import host
+from tensorweave.runtime.host import host_id
 
 START_TIMEOUT_SECONDS = 60.0
 
@@ -117,7 +117,7 @@ def connect(address, rank, timeout=START_TIMEOUT_SECONDS):
 def hello(sock, rank, size, token, data_address, timeout=START_TIMEOUT_SECONDS):
     """Introduces this rank; returns the table of every rank (host, data address, pid)."""
     wire.send_control(sock, {"t": "hello", "rank": rank, "size": size, "token": token,
-                             "host": host.host_id(), "data": list(data_address),
+                             "host": host_id(), "data": list(data_address),
                              "pid": os.getpid()})
     sock.settimeout(timeout)
     try:

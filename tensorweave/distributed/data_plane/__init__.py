@@ -36,7 +36,7 @@ import time
 
 from tensorweave.framework import errors
 from tensorweave.runtime import buffers
-from tensorweave.runtime import host
+from tensorweave.runtime.host import host_id
 from tensorweave.distributed import wire
 from tensorweave.distributed.data_plane import shared_memory
 from tensorweave.distributed.tcp import client as tcp_client
@@ -51,7 +51,7 @@ AUTOMATIC_PLANES = ("shm", "tcp", "grpc")
 
 
 # Processes with the same id may try shared memory (one kernel, one network namespace).
-HOST_ID = host.host_id()
+HOST_ID = host_id()
 READER_ID = f"{HOST_ID}/{os.getpid()}/{secrets.token_hex(16)}"
 _tickets = itertools.count(random.getrandbits(40) << 20)
 
