@@ -164,8 +164,15 @@ def role_rank(args):
     compressions = args.encodings.split(",")
     results = {"raw": {"times": []}, **{c: {"times": []} for c in compressions}}
     _exchange(raw, out, into)
+    # Warm-up, and a check that each variant sums what the two ranks hold, to within what its
+    # wire format allows (bf16 truncates both inputs and the sum: a few 2**-8 of the inputs).
+    expected = sum(np.random.default_rng(r).standard_normal(NBYTES // 4).astype(np.float32)
+                   for r in range(2))
     for compression in compressions:
-        allreduce(compression)
+        tolerance = {"none": 1e-6, "bf16": 2.0 ** -5, "fp16": 2.0 ** -8}[compression]
+        error = np.max(np.abs(allreduce(compression) - expected)) / np.max(np.abs(expected))
+        if error > tolerance:
+            raise AssertionError(f"allreduce {compression}: relative error {error:.3g}")
     for _ in range(args.reps):
         comm.allreduce(np.zeros(1, np.float32), name="together")  # both start at once
         results["raw"]["times"].append(_timed(lambda: _exchange(raw, out, into)))
