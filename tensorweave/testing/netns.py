@@ -14,8 +14,9 @@ eth0 and on its bridge port); netem is not assumed.
 Names carry the creating process's pid and a random tag, so runs at the same time never meet.
 Everything made is removed by close() (also at interpreter exit, if a caller forgot): processes
 started through popen() are killed by their process group, then the namespaces are deleted.
-A run killed before it could clean up leaves its namespaces behind: the next VirtualHosts
-deletes those whose creating process is gone.
+A run killed before it could clean up leaves no process behind (each gets SIGKILL when its
+parent dies, through util-linux's setpriv where installed) but its namespaces: the next
+VirtualHosts deletes those whose creating process is gone.
 Creating namespaces needs root (CAP_SYS_ADMIN) and iproute2; where either is missing the
 constructor raises NamespacesUnavailable with the reason, which tests turn into a skip.
 """
@@ -32,6 +33,7 @@ SUBNET = "10.77.0"
 MAX_HOSTS = 16
 _COMMAND_TIMEOUT = 10.0
 
+_SETPRIV = shutil.which("setpriv")
 _live = set()
 _live_lock = threading.Lock()
 
@@ -138,8 +140,11 @@ class VirtualHosts:
         return f"{SUBNET}.{index + 1}"
 
     def command(self, index, argv):
-        """`argv` wrapped to run inside host `index`."""
-        return ["ip", "netns", "exec", self.names[index], *argv]
+        """`argv` wrapped to run inside host `index`. Where util-linux's setpriv is present the
+        process also gets SIGKILL when its parent dies, so a run killed before its clean-up
+        leaves no process behind (setpriv and ip exec in place: the pid stays the same)."""
+        guard = [_SETPRIV, "--pdeathsig", "KILL"] if _SETPRIV else []
+        return ["ip", "netns", "exec", self.names[index], *guard, *argv]
 
     def popen(self, index, argv, **kwargs):
         """Starts `argv` in host `index` in a process group of its own (killed by close())."""

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -100,6 +101,47 @@ def test_namespaces_left_by_a_killed_run_are_swept():
         assert orphan not in namespaces()
     finally:
         subprocess.run(["ip", "netns", "del", orphan], capture_output=True, timeout=10)
+
+
+def _proc(pid, name):
+    try:
+        with open(f"/proc/{pid}/{name}", "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""
+
+
+def _state(pid):
+    """The process's state letter ("" once it is gone; "Z" while dead but not reaped)."""
+    stat = _proc(pid, "stat")
+    return stat.rsplit(b")", 1)[1].split()[0].decode() if stat else ""
+
+
+def test_processes_in_a_host_die_with_the_process_that_started_them():
+    """A test process killed outright (no clean-up runs) takes its hosts' processes along.
+    (Whatever happens, close() kills what is left in the namespace.)"""
+    if netns.shutil.which("setpriv") is None:
+        pytest.skip("util-linux setpriv is not installed")
+    hosts = make_hosts(1)
+    try:
+        command = hosts.command(0, [sys.executable, "-c", "import time; time.sleep(60)"])
+        starter = (f"import subprocess, time\nchild = subprocess.Popen({command!r})\n"
+                   "print(child.pid, flush=True)\ntime.sleep(60)\n")
+        parent = subprocess.Popen([sys.executable, "-c", starter], stdout=subprocess.PIPE,
+                                  start_new_session=True)
+        child = int(parent.stdout.readline())
+        deadline = time.monotonic() + 10
+        while b"sleep(60)" not in _proc(child, "cmdline") and time.monotonic() < deadline:
+            time.sleep(0.05)  # until python runs: setpriv armed the signal before that
+        parent.kill()
+        parent.wait(10)
+        parent.stdout.close()
+        deadline = time.monotonic() + 10
+        while _state(child) not in ("", "Z") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _state(child) in ("", "Z"), f"the child {child} outlived its parent"
+    finally:
+        hosts.close()
 
 
 def test_bad_host_counts_are_refused():
