@@ -33,7 +33,8 @@ def three_hosts():
 
 
 class Processes:
-    """Processes of one test in the namespace hosts; `finish` bounds the wait and kills all."""
+    """Processes of one test in the namespace hosts; `results` bounds the wait, `kill_all`
+    ends whatever is left."""
 
     def __init__(self, hosts):
         self.hosts = hosts
