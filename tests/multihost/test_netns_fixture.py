@@ -131,8 +131,10 @@ def test_processes_in_a_host_die_with_the_process_that_started_them():
                                   start_new_session=True)
         child = int(parent.stdout.readline())
         deadline = time.monotonic() + 10
-        while b"sleep(60)" not in _proc(child, "cmdline") and time.monotonic() < deadline:
-            time.sleep(0.05)  # until python runs: setpriv armed the signal before that
+        # Until python runs (ip and setpriv exec in place, with the same argv tail): setpriv
+        # armed the signal before that.
+        while not _proc(child, "comm").startswith(b"python") and time.monotonic() < deadline:
+            time.sleep(0.05)
         parent.kill()
         parent.wait(10)
         parent.stdout.close()
