@@ -124,24 +124,28 @@ def test_processes_in_a_host_die_with_the_process_that_started_them():
         pytest.skip("util-linux setpriv is not installed")
     hosts = make_hosts(1)
     try:
-        command = hosts.command(0, [sys.executable, "-c", "import time; time.sleep(60)"])
+        sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+        command = hosts.command(0, sleeper)
         starter = (f"import subprocess, time\nchild = subprocess.Popen({command!r})\n"
                    "print(child.pid, flush=True)\ntime.sleep(60)\n")
         parent = subprocess.Popen([sys.executable, "-c", starter], stdout=subprocess.PIPE,
                                   start_new_session=True)
         child = int(parent.stdout.readline())
-        deadline = time.monotonic() + 10
-        # Until python runs (ip and setpriv exec in place, with the same argv tail): setpriv
-        # armed the signal before that.
-        while not _proc(child, "comm").startswith(b"python") and time.monotonic() < deadline:
+        deadline = time.monotonic() + 30
+        # Until the sleeper runs: setpriv armed the signal before it execs it. (Its exact
+        # argv: the forked starter, ip and setpriv each show other command lines.)
+        running = "\0".join(sleeper).encode() + b"\0"
+        while _proc(child, "cmdline") != running and time.monotonic() < deadline:
             time.sleep(0.05)
+        assert _proc(child, "cmdline") == running, _proc(child, "cmdline")
         parent.kill()
         parent.wait(10)
         parent.stdout.close()
         deadline = time.monotonic() + 10
         while _state(child) not in ("", "Z") and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert _state(child) in ("", "Z"), f"the child {child} outlived its parent"
+        assert _state(child) in ("", "Z"), (f"the child {child} outlived its parent: "
+                                             f"{_proc(child, 'status')[:400]!r}")
     finally:
         hosts.close()
 

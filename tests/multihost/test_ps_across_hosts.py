@@ -51,8 +51,7 @@ def test_async_ps_training_across_hosts_converges_and_reports_its_planes(process
     # Every run of either worker applied one update: the worker that read the step last
     # saw them all.
     assert max(r["global_step"] for r in records) == sum(r["runs"] for r in records) >= steps
-    for record in records:
-        assert record["last_loss"] < record["first_loss"], record
+    # (A worker's own loss may rise: the other may pull w towards its target meanwhile.)
     # Each update moves w a quarter of the way from where it was read to one worker's target
     # (1 or 2 times the pattern), so from w = 0 and 30 updates w ends between the targets,
     # whichever worker did more of them (far fewer applied updates would leave it short).
