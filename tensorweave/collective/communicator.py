@@ -44,7 +44,10 @@ _SHUTDOWN_GRACE_SECONDS = 10.0
 class DataPlane:
     """Moves bytes for negotiated collectives; called from one thread only, in the global order.
     `tag` is (sequence number, description) for the frames' headers. Arrays are flat and
-    contiguous; `counts` are element counts per rank."""
+    contiguous; `counts` are element counts per rank. `last_path` names how the bytes of the
+    last collective travelled ("shm", "tcp", "mpi"): the collective ops' step stats show it."""
+
+    last_path = ""
 
     def allreduce(self, buf, op, tag, compression=None):  # in place
         raise NotImplementedError
@@ -359,6 +362,7 @@ class Communicator:
         self._running = []
         for call, result in zip(calls, results):
             if call is not None:
+                call.future.data_plane = self._plane.last_path  # read by the op's step stats
                 call.future.set_result(result)
 
     # --- shutting down ----------------------------------------------------------------------

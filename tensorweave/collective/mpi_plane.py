@@ -31,6 +31,8 @@ def world():
 
 
 class MpiPlane(DataPlane):
+    last_path = "mpi"
+
     def __init__(self, comm):
         from mpi4py import MPI
         self._mpi = MPI

@@ -66,6 +66,8 @@ def _bytes(array):
 class TcpMesh(DataPlane):
     """The connections of one rank to every other rank (see the module docstring)."""
 
+    last_path = "tcp"
+
     def __init__(self, rank, size, listener, addresses, token, peer_timeout, connect_timeout,
                  shm_prefix=None):
         """`shm_prefix`: the job's shared-memory name prefix when every rank is on this host
@@ -193,16 +195,19 @@ class TcpMesh(DataPlane):
         if self._segments is not None and nbytes >= SHM_BYTES:
             out = buffers.POOL.empty(sum(part.size for part in parts), parts[0].dtype)
             if self._shm_allreduce(parts, out, reduction_ufunc(op), tag):
+                self.last_path = "shm"
                 return out
         return super().allreduce_parts(parts, op, tag, compression)
 
     def allreduce(self, buf, op, tag, compression=None):
         """`compression` "bf16" (float32 only) sends bfloat16 over TCP; shared memory stays
         exact (converting costs as much as the copy it would save)."""
+        self.last_path = "tcp"
         if self.size == 1 or buf.size == 0:
             return
         if self._segments is not None and buf.nbytes >= SHM_BYTES and \
                 self._shm_allreduce([buf], buf, reduction_ufunc(op), tag):
+            self.last_path = "shm"
             return
         bf16 = compression == "bf16"
         if buf.nbytes < SMALL_BYTES:
@@ -334,12 +339,14 @@ class TcpMesh(DataPlane):
                 self._exchange(right, _bytes(send), left, _bytes(target), tag, f"|ag{step}")
 
     def allgather(self, mine, counts, out, tag):
+        self.last_path = "tcp"
         offset = sum(counts[:self.rank])
         out[offset:offset + counts[self.rank]] = mine
         if self.size > 1:
             self._ring_allgather(out, counts, tag, own=self.rank)
 
     def broadcast(self, buf, root, tag):
+        self.last_path = "tcp"
         size = self.size
         relative = (self.rank - root) % size
         mask = 1
@@ -354,12 +361,14 @@ class TcpMesh(DataPlane):
             mask <<= 1
 
     def reduce_scatter(self, buf, op, counts, tag):
+        self.last_path = "tcp"
         offset = sum(counts[:self.rank])
         if self.size > 1:
             self._ring_reduce_scatter(buf, reduction_ufunc(op), counts, tag)
         return buf[offset:offset + counts[self.rank]].copy()
 
     def alltoall(self, send, send_counts, recv_counts, tag):
+        self.last_path = "tcp"
         size, rank = self.size, self.rank
         send_offsets = np.concatenate([[0], np.cumsum(send_counts)]).astype(np.int64)
         recv_offsets = np.concatenate([[0], np.cumsum(recv_counts)]).astype(np.int64)

@@ -19,18 +19,9 @@ import time
 
 from tensorweave.collective import wire
 from tensorweave.framework import errors
+from tensorweave.runtime.host import host_id
 
 START_TIMEOUT_SECONDS = 60.0
-
-
-def host_id():
-    """Identifies this machine: ranks with the same id are on one host (local_rank)."""
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as handle:
-            boot = handle.read().strip()
-    except OSError:
-        boot = ""
-    return f"{socket.gethostname()}/{boot}"
 
 
 def parse_address(text, what):

@@ -43,16 +43,18 @@ def _start(step, done, op_type, tensor_name, group_size, instance_key, kind, arr
                                           f"{group_size} but the job has {comm.size} ranks "
                                           "(only the group of every rank is supported)")
     future = comm.submit(kind, array, _collective_name(tensor_name, instance_key), **params)
-    _complete(step, done, future)
+    _complete(step, done, future,
+              label_of=lambda plane: f"{op_type} {tensor_name}: {plane}, {array.nbytes} bytes")
 
 
-def _complete(step, done, future, convert=None):
+def _complete(step, done, future, convert=None, label_of=None):
     """Calls done with the future's result (through `convert`) or error, or with the step's
-    error if the step is cancelled first."""
+    error if the step is cancelled first. `label_of(plane)` labels the op's step stats with
+    the data plane the communicator used ("shm", "tcp", "mpi")."""
     lock = threading.Lock()
     state = {"finished": False, "token": None}
 
-    def finish(outputs, error=None):
+    def finish(outputs, error=None, label=""):
         with lock:
             if state["finished"]:
                 return
@@ -61,6 +63,8 @@ def _complete(step, done, future, convert=None):
         step.cancellation.remove_callback(token)
         if error is not None:
             done(None, error)
+        elif label:
+            done(outputs, label=label)
         else:
             done(outputs)
 
@@ -68,8 +72,11 @@ def _complete(step, done, future, convert=None):
         error = completed.exception()
         if error is not None:
             finish(None, error)
-        else:
-            finish(completed.result() if convert is None else convert(completed.result()))
+            return
+        plane = getattr(completed, "data_plane", "")
+        label = label_of(plane) if label_of and plane else ""
+        finish(completed.result() if convert is None else convert(completed.result()),
+               label=label)
 
     token = step.cancellation.add_callback(lambda error: finish(None, error))
     with lock:

@@ -38,7 +38,8 @@ each step and partition; kernels rely only on this interface:
               outside its device's compute lanes, so waiting never stalls other ops, and must
               return or raise promptly once `step.cancellation` is cancelled;
   "async"     `compute(step, *inputs, done=callback, ...)` returns at once and later calls
-              `done(outputs)` or `done(None, error)`, from any thread (Recv).
+              `done(outputs)` or `done(None, error)`, from any thread (Recv); a traced
+              step shows `done(outputs, label=text)`'s text in the op's step stats.
 """
 import inspect
 from dataclasses import dataclass

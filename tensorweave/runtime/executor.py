@@ -367,11 +367,14 @@ def store_outputs(node, values, result):
             values[slot] = value
 
 
-def record(step_stats, node, device, start, end, values):
-    step_stats.append({"op": node.name, "type": node.op_type, "device": device, "start_s": start,
-                       "duration_s": end - start,
-                       "output_bytes": sum(getattr(values[s], "nbytes", 0)
-                                           for s in node.output_slots)})
+def record(step_stats, node, device, start, end, values, label=""):
+    """`label`: what the kernel says about this run (a collective: which data plane)."""
+    entry = {"op": node.name, "type": node.op_type, "device": device, "start_s": start,
+             "duration_s": end - start,
+             "output_bytes": sum(getattr(values[s], "nbytes", 0) for s in node.output_slots)}
+    if label:
+        entry["label"] = label
+    step_stats.append(entry)
 
 
 def op_error(node, exc):

@@ -74,7 +74,7 @@ def _waiting(compute):
         finished = threading.Event()
         outcome = {}
 
-        def done(result, error=None):
+        def done(result, error=None, label=None):  # label: the step stats' note (unused here)
             outcome["result"], outcome["error"] = result, error
             finished.set()
 

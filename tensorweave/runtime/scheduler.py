@@ -325,7 +325,7 @@ class _PartitionRun:
     def _start_async(self, node):
         start = time.perf_counter()
 
-        def done(result, error=None):
+        def done(result, error=None, label=""):
             step = self.step
             if error is not None:
                 step.fail(node, error)
@@ -333,7 +333,7 @@ class _PartitionRun:
             executor.store_outputs(node, self.values, result)
             if step.step_stats is not None:
                 executor.record(step.step_stats, node, self.plan.device, start,
-                                time.perf_counter(), self.values)
+                                time.perf_counter(), self.values, label)
             self.dispatch(step.finish(self, node), False)
 
         try:

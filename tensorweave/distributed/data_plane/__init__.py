@@ -31,12 +31,12 @@ import itertools
 import os
 import random
 import secrets
-import socket
 import threading
 import time
 
 from tensorweave.framework import errors
 from tensorweave.runtime import buffers
+from tensorweave.runtime.host import host_id
 from tensorweave.distributed import wire
 from tensorweave.distributed.data_plane import shared_memory
 from tensorweave.distributed.tcp import client as tcp_client
@@ -50,16 +50,7 @@ MAX_HELD_BYTES = 2 << 30
 AUTOMATIC_PLANES = ("shm", "tcp", "grpc")
 
 
-def host_id():
-    """Identifies this machine (processes with the same id may try shared memory)."""
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as handle:
-            boot = handle.read().strip()
-    except OSError:
-        boot = ""
-    return f"{socket.gethostname()}/{boot}"
-
-
+# Processes with the same id may try shared memory (one kernel, one network namespace).
 HOST_ID = host_id()
 READER_ID = f"{HOST_ID}/{os.getpid()}/{secrets.token_hex(16)}"
 _tickets = itertools.count(random.getrandbits(40) << 20)
