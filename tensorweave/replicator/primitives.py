@@ -1,0 +1,158 @@
+"""Cross-replica primitives inside `step_fn`: all_reduce, all_sum, all_gather, broadcast.
+
+In-graph replication builds the replicas one after the other, so when replica 0 calls
+`all_sum(x)` the other replicas' `x` do not exist yet. Each call therefore inserts a
+*gather point*: the op that will compute the result (AddN for sum and mean, Pack then a
+reduction for min/max/product, ConcatV2 for all_gather, Identity for broadcast), built with
+this replica's own tensor in every input slot. Once every replica is built,
+`CrossReplicaCalls.rewrite` checks that the replicas made the same calls (same order, kind,
+reduction, dtype and shape; a mismatch names both replicas and both call sites) and points
+input j of every gather point at replica j's tensor: the placeholders become the real
+cross-replica ops, with their ordinary kernels, shapes and gradients.
+
+Gradients taken inside `step_fn` (an optimizer's minimize, cross-replica batch norm) walk the
+gather points before the rewrite, when their inputs are still this replica's tensor, so each
+gather point carries a gradient override (`_gradient_op_type`) that emits the matching
+cross-replica call for the gradient: the gradient of an all_sum is the all_sum of the
+gradients, of an all_gather this replica's rows of the all_sum of the gradients, of a
+broadcast the all_sum of the gradients on the root. The rewrite drops the override, so a
+gradient taken afterwards follows the rewritten graph itself; both give d(sum of the
+replicas' losses)/dx.
+"""
+import os
+import traceback
+
+from tensorweave.framework.constant_op import convert_to_tensor
+from tensorweave.ops import array_ops, math_ops
+from tensorweave.ops.gradients import register_gradient
+from tensorweave.ops.slicing_ops import concat, stack
+
+REDUCTIONS = ("sum", "mean", "min", "max", "product")
+_OVERRIDE = "ReplicatorGatherPoint"
+_PENDING = {}  # gather-point op -> its _Call, until the rewrite
+_REDUCERS = {"min": math_ops.reduce_min, "max": math_ops.reduce_max,
+             "product": math_ops.reduce_prod}
+
+
+def call_site():
+    """'file:line' of the innermost frame outside tensorweave (the user's call)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for frame in reversed(traceback.extract_stack()):
+        if not os.path.abspath(frame.filename).startswith(package):
+            return f"{frame.filename}:{frame.lineno}"
+    return "<unknown>"
+
+
+class _Call:
+    """One replica's cross-replica call: what it asked for, where, and its gather point."""
+
+    def __init__(self, replica, index, kind, arg, tensor, site):
+        self.replica, self.index, self.kind, self.arg = replica, index, kind, arg
+        self.tensor, self.site = tensor, site
+        self.gather_op = None
+
+    def describe(self):
+        arg = f", {self.arg!r}" if self.arg is not None else ""
+        return (f"replica {self.replica} call #{self.index} {self.kind}("
+                f"{self.tensor.dtype.name}{self.tensor.shape}{arg}) at {self.site}")
+
+
+class CrossReplicaCalls:
+    """The cross-replica calls of one `run`, per replica, and their rewrite."""
+
+    def __init__(self, num_replicas):
+        self.num_replicas = num_replicas
+        self.calls = [[] for _ in range(num_replicas)]
+        self.rewritten = False
+
+    def record(self, replica, kind, arg, tensor, site=None):
+        """The result tensor of a new call by `replica` (its gather point's output)."""
+        if self.rewritten:
+            raise RuntimeError(f"{kind}: the replicas of this run are already joined; "
+                               "cross-replica calls belong inside step_fn")
+        tensor = convert_to_tensor(tensor)
+        call = _Call(replica, len(self.calls[replica]), kind, arg, tensor, site or call_site())
+        self.calls[replica].append(call)
+        copies = [tensor] * self.num_replicas
+        if kind == "all_reduce" and arg in ("sum", "mean"):
+            result = math_ops.add_n(copies, name="all_reduce") if len(copies) > 1 else \
+                array_ops.identity(tensor, name="all_reduce")
+            call.gather_op = result.op
+            if arg == "mean":
+                result = result * math_ops.cast(1.0 / self.num_replicas, tensor.dtype)
+        elif kind == "all_reduce":
+            packed = stack(copies, axis=0, name="all_reduce_stack")
+            call.gather_op = packed.op
+            result = _REDUCERS[arg](packed, axis=0, name=f"all_reduce_{arg}")
+        elif kind == "all_gather":
+            result = concat(copies, 0, name="all_gather")
+            call.gather_op = result.op
+        else:
+            result = array_ops.identity(tensor, name="broadcast")
+            call.gather_op = result.op
+        call.gather_op._set_attr("_gradient_op_type", _OVERRIDE)
+        _PENDING[call.gather_op] = (self, call)
+        return result
+
+    def check(self):
+        """Raises ValueError unless every replica made the same calls."""
+        first = self.calls[0]
+        for replica in range(1, self.num_replicas):
+            other = self.calls[replica]
+            for mine, theirs in zip(first, other):
+                if (mine.kind, mine.arg, mine.tensor.dtype) != \
+                        (theirs.kind, theirs.arg, theirs.tensor.dtype) or \
+                        not mine.tensor.shape.is_compatible_with(theirs.tensor.shape):
+                    raise ValueError("cross-replica calls differ between replicas: "
+                                     f"{mine.describe()}, but {theirs.describe()}. Every "
+                                     "replica must make the same calls in the same order.")
+            if len(first) != len(other):
+                longer, shorter = (0, replica) if len(first) > len(other) else (replica, 0)
+                extra = self.calls[longer][len(self.calls[shorter])]
+                raise ValueError(f"replica {longer} made {len(self.calls[longer])} "
+                                 f"cross-replica calls and replica {shorter} "
+                                 f"{len(self.calls[shorter])}: {extra.describe()} has no "
+                                 f"partner in replica {shorter}")
+
+    def rewrite(self, connect=None):
+        """Checks the calls and joins them. `connect(calls)` (one call per replica) rewires
+        a group; the default joins in-graph replicas by their gather points' inputs."""
+        self.check()
+        for group in zip(*self.calls):
+            (connect or _connect_in_graph)(list(group))
+            for call in group:
+                call.gather_op._attrs.pop("_gradient_op_type", None)
+                _PENDING.pop(call.gather_op, None)
+        self.rewritten = True
+
+
+def _connect_in_graph(group):
+    for call in group:
+        if call.kind == "broadcast":
+            call.gather_op._update_input(0, group[call.arg].tensor)
+        elif len(group) > 1:
+            for j, source in enumerate(group):
+                call.gather_op._update_input(j, source.tensor)
+
+
+@register_gradient(_OVERRIDE)
+def _gather_point_grad(op, grad):
+    calls, call = _PENDING[op]
+    replica, site = call.replica, f"gradient of {call.site}"
+    none = [None] * (len(op.inputs) - 1)
+    if call.kind == "all_reduce" and call.arg in ("sum", "mean"):
+        return [calls.record(replica, "all_reduce", "sum", grad, site)] + none
+    if call.kind == "all_gather":
+        total = calls.record(replica, "all_reduce", "sum", grad, site)
+        rows = array_ops.shape(call.tensor)[0]
+        return [_rows(total, rows, replica)] + none
+    if call.kind == "broadcast":
+        total = calls.record(replica, "all_reduce", "sum", grad, site)
+        return [total if replica == call.arg else array_ops.zeros_like(call.tensor)]
+    raise LookupError(f"all_reduce({call.arg!r}) at {call.site} is not differentiable inside "
+                      "step_fn (only sum and mean are)")
+
+
+def _rows(tensor, rows, replica):
+    """Rows [replica*rows, (replica+1)*rows) of `tensor`."""
+    return tensor[rows * replica:rows * (replica + 1)]

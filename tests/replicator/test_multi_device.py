@@ -1,0 +1,157 @@
+"""MultiDeviceReplicator on 2 CPU devices of one process: N replicas of batch b take the
+same steps as one replica of batch N*b; the cross-replica primitives against NumPy; a
+mismatched call is caught when the replicas are joined."""
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave import replicator
+
+pytestmark = pytest.mark.timeout(60)
+
+RNG = np.random.default_rng(0)
+FEATURES = RNG.standard_normal((16, 5)).astype(np.float32)
+TARGETS = RNG.standard_normal((16, 3)).astype(np.float32)
+
+
+def _train(num_replicas, steps=3, optimizer=lambda: tf.train.MomentumOptimizer(0.1, 0.9)):
+    """Trains a two-layer net on 8 examples a step, split over the replicas."""
+    tf.reset_default_graph()
+    repl = replicator.MultiDeviceReplicator(num_replicas)
+    batch = 8 // num_replicas
+    step_holder = tf.placeholder(tf.int32, [], name="step")
+    with repl.context():
+        w1 = tf.get_variable("w1", initializer=RNG_INIT["w1"])
+        w2 = tf.get_variable("w2", initializer=RNG_INIT["w2"])
+        opt = repl.wrap_optimizer(optimizer())
+
+    def input_fn(replica_id):
+        start = step_holder * 8 + replica_id * batch
+        return (tf.slice(tf.constant(FEATURES), [start, 0], [batch, 5]),
+                tf.slice(tf.constant(TARGETS), [start, 0], [batch, 3]))
+
+    def step_fn(inputs):
+        x, y = inputs
+        loss = tf.reduce_mean(tf.square(tf.matmul(tf.tanh(tf.matmul(x, w1)), w2) - y))
+        return opt.minimize(loss), loss
+
+    results = repl.run(step_fn, input_fn)
+    train_ops = [op for op, _ in results]
+    loss = repl.reduce([loss for _, loss in results], "mean")
+    with tf.Session(config=repl.session_config()) as sess:
+        repl.init(sess)
+        losses = [sess.run([train_ops, loss], {step_holder: i % 2})[1] for i in range(steps)]
+        return sess.run([w1, w2]), losses
+
+
+RNG_INIT = {"w1": RNG.standard_normal((5, 4)).astype(np.float32),
+            "w2": RNG.standard_normal((4, 3)).astype(np.float32)}
+
+
+@pytest.mark.parametrize("optimizer", [lambda: tf.train.MomentumOptimizer(0.1, 0.9),
+                                       lambda: tf.train.AdamOptimizer(0.05)],
+                         ids=["momentum", "adam"])
+def test_two_replicas_take_the_steps_of_one_with_twice_the_batch(optimizer):
+    (w1_two, w2_two), losses_two = _train(2, optimizer=optimizer)
+    (w1_one, w2_one), losses_one = _train(1, optimizer=optimizer)
+    np.testing.assert_allclose(w1_two, w1_one, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(w2_two, w2_one, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(losses_two, losses_one, rtol=1e-5)
+    assert not np.allclose(w1_two, RNG_INIT["w1"])
+
+
+def test_primitives_match_numpy():
+    tf.reset_default_graph()
+    repl = replicator.MultiDeviceReplicator(3)
+    values = RNG.standard_normal((3, 2, 4)).astype(np.float32)
+
+    def step_fn():
+        x = tf.gather(tf.constant(values), repl.replica_id)
+        return {"sum": replicator.all_sum(x), "mean": replicator.all_reduce(x, "mean"),
+                "max": replicator.all_reduce(x, "max"), "min": replicator.all_reduce(x, "min"),
+                "gather": replicator.all_gather(x), "bcast": replicator.broadcast(x, 2),
+                "id": repl.replica_id}
+
+    out = repl.run(step_fn)
+    with tf.Session(config=repl.session_config()) as sess:
+        got = sess.run(out)
+        mean_loss = sess.run(repl.reduce([o["sum"] for o in out], "mean"))
+    for replica, result in enumerate(got):
+        assert result["id"] == replica
+        np.testing.assert_allclose(result["sum"], values.sum(0), rtol=1e-6)
+        np.testing.assert_allclose(result["mean"], values.mean(0), rtol=1e-6)
+        np.testing.assert_array_equal(result["max"], values.max(0))
+        np.testing.assert_array_equal(result["min"], values.min(0))
+        np.testing.assert_array_equal(result["gather"], values.reshape(6, 4))
+        np.testing.assert_array_equal(result["bcast"], values[2])
+    np.testing.assert_allclose(mean_loss, values.sum(0), rtol=1e-6)
+
+
+def test_gradients_through_primitives_are_those_of_the_summed_losses():
+    """d(sum over replicas of loss_r)/dx_r, where loss_r uses every replica's x: NumPy's."""
+    tf.reset_default_graph()
+    repl = replicator.MultiDeviceReplicator(2)
+    values = RNG.standard_normal((2, 3, 2)).astype(np.float32)
+    weights = RNG.standard_normal((2, 6, 2)).astype(np.float32)
+
+    def step_fn():
+        x = tf.gather(tf.constant(values), repl.replica_id)
+        w = tf.gather(tf.constant(weights), repl.replica_id)
+        gathered = replicator.all_gather(x)
+        loss = (tf.reduce_sum(tf.square(replicator.all_reduce(x, "mean")) * w[:3])
+                + tf.reduce_sum(gathered * w) + tf.reduce_sum(replicator.broadcast(x, 1)))
+        return tf.gradients(loss, x)[0]
+
+    grads = repl.run(step_fn)
+    with tf.Session(config=repl.session_config()) as sess:
+        got = sess.run(grads)
+    mean = values.mean(0)
+    for replica in range(2):
+        expected = sum(2 * mean * weights[r][:3] / 2 for r in range(2))
+        expected = expected + sum(weights[r][3 * replica:3 * replica + 3] for r in range(2))
+        expected = expected + (2.0 if replica == 1 else 0.0)
+        np.testing.assert_allclose(got[replica], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_mismatched_call_fails_at_build_time_naming_both_replicas():
+    tf.reset_default_graph()
+    repl = replicator.MultiDeviceReplicator(2)
+
+    def step_fn():
+        x = tf.ones([2]) * tf.cast(repl.replica_id, tf.float32)
+        if repl.replica_id.op.name.startswith("replica_1"):
+            return replicator.all_gather(x)
+        return replicator.all_sum(x)
+
+    with pytest.raises(ValueError, match=r"replica 0 call #0 all_reduce.*test_multi_device.py"
+                                         r":\d+.*replica 1 call #0 all_gather"):
+        repl.run(step_fn)
+
+    tf.reset_default_graph()
+    repl = replicator.MultiDeviceReplicator(2)
+
+    def uneven():
+        x = tf.ones([2])
+        calls = [replicator.all_sum(x)]
+        if repl.replica_id.op.name.startswith("replica_0"):
+            calls.append(replicator.broadcast(x, 0))
+        return calls
+
+    with pytest.raises(ValueError, match=r"replica 0 made 2 cross-replica calls and replica "
+                                         r"1 1: replica 0 call #1 broadcast"):
+        repl.run(uneven)
+
+
+def test_bad_arguments_get_clear_errors():
+    tf.reset_default_graph()
+    repl = replicator.MultiDeviceReplicator(2)
+    with pytest.raises(RuntimeError, match="inside the step_fn"):
+        replicator.all_sum(tf.ones([1]))
+    with pytest.raises(ValueError, match="unknown op 'avg'"):
+        repl.run(lambda: replicator.all_reduce(tf.ones([1]), "avg"))
+    with pytest.raises(ValueError, match="broadcast: root"):
+        repl.run(lambda: replicator.broadcast(tf.ones([1]), 5))
+    with pytest.raises(ValueError, match="replica 1's step_fn created the variables"):
+        repl.run(lambda: tf.Variable(1.0) * 2)
+    with pytest.raises(ValueError, match="devices"):
+        replicator.MultiDeviceReplicator("/cpu:0")
