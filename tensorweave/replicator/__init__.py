@@ -13,3 +13,4 @@ Inside step_fn: `all_reduce(x, op)`, `all_sum`, `all_gather`, `broadcast(x, root
 from tensorweave.replicator.context import (all_gather, all_reduce, all_sum,  # noqa: F401
                                             broadcast)
 from tensorweave.replicator.multi_device import MultiDeviceReplicator  # noqa: F401
+from tensorweave.replicator.multi_worker import MultiWorkerReplicator  # noqa: F401

@@ -41,6 +41,9 @@ class Replicator:
     def _variable_device(self):
         raise NotImplementedError
 
+    def _replica_scope(self, index):
+        return f"replica_{index}"
+
     def _input_shards(self):
         """(number of shards, this worker's index) for per-worker input."""
         return 1, 0
@@ -75,7 +78,7 @@ class Replicator:
         self._runs += 1
         for position, (index, device) in enumerate(self._local_replicas()):
             before = set(_global_variable_names())
-            with graph_lib.device(device), graph_lib.name_scope(f"replica_{index}"):
+            with graph_lib.device(device), graph_lib.name_scope(self._replica_scope(index)):
                 with vs.variable_scope(vs.get_variable_scope(), reuse=vs.AUTO_REUSE):
                     replica_id = constant(index, dtypes.int32, name="replica_id")
                     ctx = context_lib.ReplicaContext(self, index, replica_id, calls)
@@ -108,11 +111,15 @@ class Replicator:
     def _reduce(self, values, op):
         raise NotImplementedError
 
-    def init(self, session):
-        """Initialises the variables (if nothing else has) and the input iterators."""
-        uninitialised = session.run(variables_lib.report_uninitialized_variables())
-        if len(uninitialised):
-            session.run(variables_lib.global_variables_initializer())
+    def init(self, session, initialise_globals=True):
+        """Initialises the global variables if nothing else has (and `initialise_globals`),
+        the local ones, and the input iterators."""
+        globals_ = variables_lib.global_variables()
+        if initialise_globals and globals_ and len(session.run(
+                variables_lib.report_uninitialized_variables(globals_))):
+            session.run(variables_lib.variables_initializer(globals_))
+        if variables_lib.local_variables():
+            session.run(variables_lib.local_variables_initializer())
         for iterator in self.iterators:
             initializer = getattr(iterator, "_initializer", None)
             if initializer is not None:

@@ -19,6 +19,7 @@ broadcast the all_sum of the gradients on the root. The rewrite drops the overri
 gradient taken afterwards follows the rewritten graph itself; both give d(sum of the
 replicas' losses)/dx.
 """
+import collections
 import os
 import traceback
 
@@ -51,10 +52,47 @@ class _Call:
         self.tensor, self.site = tensor, site
         self.gather_op = None
 
+    def signature(self):
+        return Signature(self.replica, self.index, self.kind, self.arg, self.tensor.dtype.name,
+                         self.tensor.shape.as_list() if self.tensor.shape.ndims is not None
+                         else None, self.site)
+
+
+class Signature(collections.namedtuple("Signature", "replica index kind arg dtype shape site")):
+    """What a call asked for and where, comparable across replicas (and processes)."""
+
     def describe(self):
         arg = f", {self.arg!r}" if self.arg is not None else ""
-        return (f"replica {self.replica} call #{self.index} {self.kind}("
-                f"{self.tensor.dtype.name}{self.tensor.shape}{arg}) at {self.site}")
+        shape = "<unknown>" if self.shape is None else self.shape
+        return (f"replica {self.replica} call #{self.index} {self.kind}({self.dtype}"
+                f"{shape}{arg}) at {self.site}")
+
+    def matches(self, other):
+        if (self.kind, self.arg, self.dtype) != (other.kind, other.arg, other.dtype):
+            return False
+        if self.shape is None or other.shape is None:
+            return True
+        return len(self.shape) == len(other.shape) and all(
+            a is None or b is None or a == b for a, b in zip(self.shape, other.shape))
+
+
+def check_signatures(per_replica):
+    """Raises ValueError naming both replicas and call sites unless every replica's list of
+    call signatures matches replica 0's."""
+    first = per_replica[0]
+    for replica, other in enumerate(per_replica[1:], start=1):
+        for mine, theirs in zip(first, other):
+            if not mine.matches(theirs):
+                raise ValueError("cross-replica calls differ between replicas: "
+                                 f"{mine.describe()}, but {theirs.describe()}. Every "
+                                 "replica must make the same calls in the same order.")
+        if len(first) != len(other):
+            longer, shorter = (0, replica) if len(first) > len(other) else (replica, 0)
+            extra = per_replica[longer][len(per_replica[shorter])]
+            raise ValueError(f"replica {longer} made {len(per_replica[longer])} "
+                             f"cross-replica calls and replica {shorter} "
+                             f"{len(per_replica[shorter])}: {extra.describe()} has no "
+                             f"partner in replica {shorter}")
 
 
 class CrossReplicaCalls:
@@ -96,23 +134,7 @@ class CrossReplicaCalls:
 
     def check(self):
         """Raises ValueError unless every replica made the same calls."""
-        first = self.calls[0]
-        for replica in range(1, self.num_replicas):
-            other = self.calls[replica]
-            for mine, theirs in zip(first, other):
-                if (mine.kind, mine.arg, mine.tensor.dtype) != \
-                        (theirs.kind, theirs.arg, theirs.tensor.dtype) or \
-                        not mine.tensor.shape.is_compatible_with(theirs.tensor.shape):
-                    raise ValueError("cross-replica calls differ between replicas: "
-                                     f"{mine.describe()}, but {theirs.describe()}. Every "
-                                     "replica must make the same calls in the same order.")
-            if len(first) != len(other):
-                longer, shorter = (0, replica) if len(first) > len(other) else (replica, 0)
-                extra = self.calls[longer][len(self.calls[shorter])]
-                raise ValueError(f"replica {longer} made {len(self.calls[longer])} "
-                                 f"cross-replica calls and replica {shorter} "
-                                 f"{len(self.calls[shorter])}: {extra.describe()} has no "
-                                 f"partner in replica {shorter}")
+        check_signatures([[call.signature() for call in calls] for calls in self.calls])
 
     def rewrite(self, connect=None):
         """Checks the calls and joins them. `connect(calls)` (one call per replica) rewires

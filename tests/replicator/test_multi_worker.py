@@ -1,0 +1,86 @@
+"""MultiWorkerReplicator with 2 real worker processes on 127.0.0.1 in each mode: allreduce
+(ranks from `tensorweave run`'s environment) and ps_sync reach the parameters of one replica
+with twice the batch; ps_async trains into the same loss band; mismatched collectives fail at
+build time in every rank."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave import replicator
+from tests.collective.rank_util import _environment, _finish, results, run_native
+from tests.distributed.cluster_util import ServerProcesses
+from tests.replicator import model_util
+
+pytestmark = pytest.mark.timeout(90)
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
+STEPS = 6
+
+
+def _reference(steps, optimizer):
+    tf.reset_default_graph()
+    repl = replicator.MultiDeviceReplicator(1)
+    with tf.Session(config=repl.session_config()) as sess:
+        return model_util.train(repl, sess, steps, optimizer)
+
+
+def _run_ps_workers(mode, steps, optimizer):
+    with ServerProcesses({"ps": 1, "worker": 2}, skip={("worker", 0), ("worker", 1)}) as ps:
+        processes = []
+        try:
+            for index in range(2):
+                config = json.dumps({"cluster": ps.cluster,
+                                     "task": {"type": "worker", "index": index}})
+                processes.append(subprocess.Popen(
+                    [sys.executable, os.path.join(SCRIPTS, "worker_train.py"), mode,
+                     str(steps), optimizer], env=_environment({"TF_CONFIG": config}),
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                    start_new_session=True))
+        finally:
+            outputs = _finish(processes, 60)
+    return outputs
+
+
+def _worker_results(outputs):
+    for code, out in outputs:
+        assert code == 0, out
+    found = results(outputs)
+    assert sorted(found) == [0, 1] and all(r["replicas"] == 2 for r in found.values())
+    return found
+
+
+@pytest.mark.parametrize("mode", ["allreduce", "ps_sync"])
+def test_two_workers_take_the_steps_of_one_replica_with_twice_the_batch(mode):
+    if mode == "allreduce":
+        outputs = run_native(2, "../../replicator/scripts/worker_train.py", mode, str(STEPS),
+                             "momentum", timeout=60)
+    else:
+        outputs = _run_ps_workers(mode, STEPS, "momentum")
+    found = _worker_results(outputs)
+    w1, w2 = _reference(STEPS, "momentum")
+    for record in found.values():
+        np.testing.assert_allclose(record["w1"], w1, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(record["w2"], w2, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(w1, model_util.INITIAL["w1"])
+
+
+def test_ps_async_trains_into_the_same_loss_band():
+    found = _worker_results(_run_ps_workers("ps_async", 2 * STEPS, "sgd"))
+    reference = model_util.full_loss(*_reference(2 * STEPS, "sgd"))
+    start = model_util.full_loss(model_util.INITIAL["w1"], model_util.INITIAL["w2"])
+    for record in found.values():
+        loss = model_util.full_loss(np.array(record["w1"], np.float32),
+                                    np.array(record["w2"], np.float32))
+        assert loss < 0.6 * start and loss < 2.0 * reference, (start, reference, loss)
+
+
+def test_ranks_with_different_collectives_fail_at_build_time():
+    outputs = run_native(2, "../../replicator/scripts/mismatch.py", timeout=60)
+    for rank, (code, out) in enumerate(outputs):
+        assert code == 0, out
+        assert "MISMATCH" in out and "cross-replica calls differ between replicas" in out
+        assert "all_reduce" in out and "all_gather" in out and "mismatch.py:" in out
