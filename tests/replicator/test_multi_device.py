@@ -155,3 +155,24 @@ def test_bad_arguments_get_clear_errors():
         repl.run(lambda: tf.Variable(1.0) * 2)
     with pytest.raises(ValueError, match="devices"):
         replicator.MultiDeviceReplicator("/cpu:0")
+
+
+def test_a_scalar_variable_takes_adams_first_step():
+    """Adam's first step is lr * g / (|g| + eps) with g the replicas' mean gradient (the
+    averaged gradient of a scalar is a 0-d array: the Adam kernel must take it)."""
+    tf.reset_default_graph()
+    repl = replicator.MultiDeviceReplicator(2)
+    with repl.context():
+        scale = tf.get_variable("scale", initializer=1.0)
+        opt = repl.wrap_optimizer(tf.train.AdamOptimizer(0.1, epsilon=1e-8))
+
+    def step_fn(x):
+        return opt.minimize(tf.square(scale * x - 2.0))
+
+    train = repl.run(step_fn, lambda replica_id: tf.constant(float(replica_id) + 1.0))
+    with tf.Session(config=repl.session_config()) as sess:
+        repl.init(sess)
+        sess.run(train)
+        got = sess.run(scale)
+    grad = np.mean([2 * (1.0 * x - 2.0) * x for x in (1.0, 2.0)])
+    np.testing.assert_allclose(got, 1.0 - 0.1 * grad / (abs(grad) + 1e-8), rtol=1e-6)
