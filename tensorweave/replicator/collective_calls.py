@@ -13,28 +13,23 @@ import json
 
 import numpy as np
 
-from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.ops import collective_ops
-from tensorweave.replicator.primitives import Signature, call_site, check_signatures
+from tensorweave.replicator.primitives import (CallLog, Signature, call_site,
+                                               check_signatures, signature_of)
 
 
-class CollectiveCalls:
+class CollectiveCalls(CallLog):
     """The calls of this rank's replica in one `run`; `comm` is the job's communicator."""
 
     def __init__(self, comm, run_index):
         self.comm = comm
         self.run_index = run_index
         self.signatures = []
-        self.rewritten = False
 
     def record(self, replica, kind, arg, tensor, site=None):
-        if self.rewritten:
-            raise RuntimeError(f"{kind}: the replicas of this run are already joined; "
-                               "cross-replica calls belong inside step_fn")
-        tensor = convert_to_tensor(tensor)
-        shape = tensor.shape.as_list() if tensor.shape.ndims is not None else None
-        self.signatures.append(Signature(replica, len(self.signatures), kind, arg,
-                                         tensor.dtype.name, shape, site or call_site()))
+        tensor = self._accept(kind, tensor)
+        self.signatures.append(signature_of(replica, len(self.signatures), kind, arg, tensor,
+                                            site or call_site()))
         name = f"replicator_{kind}"
         if kind == "all_reduce":
             return collective_ops.all_reduce(tensor, arg, name=name)

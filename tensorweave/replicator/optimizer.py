@@ -11,10 +11,10 @@ SyncReplicasOptimizer; ps_async: directly).
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.replicator import context as context_lib
-from tensorweave.train.optimizer import Optimizer
+from tensorweave.train.optimizer import Optimizer, WrappingOptimizer
 
 
-class ReplicatedOptimizer(Optimizer):
+class ReplicatedOptimizer(WrappingOptimizer):
     """Wraps `optimizer` for `replicator`; use compute/apply_gradients or minimize inside
     step_fn."""
 
@@ -22,8 +22,7 @@ class ReplicatedOptimizer(Optimizer):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"repl.wrap_optimizer expects a tf.train.Optimizer, got "
                             f"{type(optimizer).__name__}")
-        super().__init__(False, f"Replicated{type(optimizer).__name__}")
-        self._optimizer = optimizer
+        super().__init__(optimizer, False, f"Replicated{type(optimizer).__name__}")
         self._replicator = replicator
 
     def compute_gradients(self, *args, **kwargs):
@@ -45,12 +44,3 @@ class ReplicatedOptimizer(Optimizer):
         ctx.apply_count += 1
         return self._replicator._apply_gradients(ctx, index, self._optimizer,
                                                  list(grads_and_vars), global_step, name)
-
-    def get_slot(self, *args, **kwargs):
-        return self._optimizer.get_slot(*args, **kwargs)
-
-    def get_slot_names(self, *args, **kwargs):
-        return self._optimizer.get_slot_names(*args, **kwargs)
-
-    def variables(self, *args, **kwargs):
-        return self._optimizer.variables(*args, **kwargs)

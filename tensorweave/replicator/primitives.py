@@ -53,9 +53,13 @@ class _Call:
         self.gather_op = None
 
     def signature(self):
-        return Signature(self.replica, self.index, self.kind, self.arg, self.tensor.dtype.name,
-                         self.tensor.shape.as_list() if self.tensor.shape.ndims is not None
-                         else None, self.site)
+        return signature_of(self.replica, self.index, self.kind, self.arg, self.tensor,
+                            self.site)
+
+
+def signature_of(replica, index, kind, arg, tensor, site):
+    shape = tensor.shape.as_list() if tensor.shape.ndims is not None else None
+    return Signature(replica, index, kind, arg, tensor.dtype.name, shape, site)
 
 
 class Signature(collections.namedtuple("Signature", "replica index kind arg dtype shape site")):
@@ -95,20 +99,29 @@ def check_signatures(per_replica):
                              f"partner in replica {shorter}")
 
 
-class CrossReplicaCalls:
-    """The cross-replica calls of one `run`, per replica, and their rewrite."""
+class CallLog:
+    """The cross-replica calls of one `run`: `record` each, then `rewrite` once every replica
+    this process builds exists (in-graph here; between processes in collective_calls.py)."""
+
+    rewritten = False
+
+    def _accept(self, kind, tensor):
+        if self.rewritten:
+            raise RuntimeError(f"{kind}: the replicas of this run are already joined; "
+                               "cross-replica calls belong inside step_fn")
+        return convert_to_tensor(tensor)
+
+
+class CrossReplicaCalls(CallLog):
+    """The in-graph calls of every replica, and their rewrite into the real ops."""
 
     def __init__(self, num_replicas):
         self.num_replicas = num_replicas
         self.calls = [[] for _ in range(num_replicas)]
-        self.rewritten = False
 
     def record(self, replica, kind, arg, tensor, site=None):
         """The result tensor of a new call by `replica` (its gather point's output)."""
-        if self.rewritten:
-            raise RuntimeError(f"{kind}: the replicas of this run are already joined; "
-                               "cross-replica calls belong inside step_fn")
-        tensor = convert_to_tensor(tensor)
+        tensor = self._accept(kind, tensor)
         call = _Call(replica, len(self.calls[replica]), kind, arg, tensor, site or call_site())
         self.calls[replica].append(call)
         copies = [tensor] * self.num_replicas

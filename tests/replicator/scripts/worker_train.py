@@ -17,7 +17,8 @@ def main():
     mode, steps, optimizer = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     repl = replicator.MultiWorkerReplicator(mode=mode)
     with tf.Session(repl.target) as sess:
-        w1, w2 = model_util.train(repl, sess, steps, optimizer)
+        wait = steps * repl.num_replicas if mode == "ps_async" else 0
+        w1, w2 = model_util.train(repl, sess, steps, optimizer, wait)
         repl.shutdown(sess)
     print("RESULT " + json.dumps({"rank": repl.worker_index, "w1": w1.tolist(),
                                   "w2": w2.tolist(), "replicas": repl.num_replicas}),
