@@ -2,6 +2,11 @@
 once per CPU device and `repl.wrap_optimizer` averages the replicas' gradients.
 
     python examples/replicator_mnist.py --replicas 2 --steps 300
+    tensorweave run -np 2 python examples/replicator_mnist.py --mode allreduce
+
+`--mode devices` (the default) is MultiDeviceReplicator over --replicas CPU devices of one
+process; `--mode allreduce` is MultiWorkerReplicator, one replica per process started by
+`tensorweave run` (or TF_CONFIG), the gradients averaged by collective allreduce.
 
 The data are the MNIST IDX files (tensorweave.data.mnist finds ../shared/data/mnist, or
 give --data_dir); with only the t10k files, the first 8000 digits train and the last 2000 test.
@@ -24,14 +29,19 @@ def model(images):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--replicas", type=int, default=2)
+    parser.add_argument("--mode", choices=["devices", "allreduce"], default="devices")
+    parser.add_argument("--replicas", type=int, default=2, help="devices (--mode devices)")
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--batch", type=int, default=32, help="examples per replica a step")
     parser.add_argument("--data_dir", default=mnist_data.default_data_dir())
     args = parser.parse_args()
     (train_x, train_y), (test_x, test_y) = mnist_data.t10k_split(args.data_dir)
 
-    repl = replicator.MultiDeviceReplicator(args.replicas)
+    if args.mode == "devices":
+        repl = replicator.MultiDeviceReplicator(args.replicas)
+        config = repl.session_config()
+    else:
+        repl, config = replicator.MultiWorkerReplicator(mode="allreduce"), None
     with repl.context():
         optimizer = repl.wrap_optimizer(tf.train.MomentumOptimizer(0.05, 0.9))
 
@@ -51,13 +61,13 @@ def main():
         correct = tf.equal(tf.argmax(model(test_x), 1), tf.argmax(test_y, 1))
     accuracy = tf.reduce_mean(tf.cast(correct, tf.float32))
 
-    with tf.Session(config=repl.session_config()) as sess:
+    with tf.Session(config=config) as sess:
         repl.init(sess)
         for step in range(1, args.steps + 1):
             _, value = sess.run([train_ops, loss])
             if step % 50 == 0 or step == args.steps:
                 print(f"step {step}: loss {value:.4f}", flush=True)
-        print(f"test accuracy {sess.run(accuracy):.4f} ({args.replicas} replicas, batch "
+        print(f"test accuracy {sess.run(accuracy):.4f} ({repl.num_replicas} replicas, batch "
               f"{args.batch} each)", flush=True)
         repl.shutdown(sess)
 

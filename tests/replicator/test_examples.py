@@ -18,8 +18,8 @@ pytestmark = pytest.mark.timeout(120)
 EXAMPLES = os.path.join(REPO, "examples")
 
 
-def run_example(name, *args):
-    result = subprocess.run([sys.executable, os.path.join(EXAMPLES, name), *args],
+def run_example(name, *args, launcher=()):
+    result = subprocess.run([sys.executable, *launcher, os.path.join(EXAMPLES, name), *args],
                             capture_output=True, text=True, timeout=100, env=_environment(),
                             cwd=REPO)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -31,6 +31,16 @@ def test_mnist_cnn_learns_on_two_replicas():
                       "--data_dir", require_mnist())
     accuracy = float(re.search(r"test accuracy ([\d.]+) \(2 replicas", out).group(1))
     assert accuracy > 0.85, out
+
+
+def test_mnist_cnn_with_one_replica_per_process_under_tensorweave_run():
+    out = run_example("replicator_mnist.py", "--mode", "allreduce", "--steps", "60",
+                      "--data_dir", require_mnist(),
+                      launcher=("-m", "tensorweave.cli.main", "run", "-np", "2",
+                                sys.executable))
+    found = dict(re.findall(r"\[(\d)\] test accuracy ([\d.]+) \(2 replicas", out))
+    assert sorted(found) == ["0", "1"] and found["0"] == found["1"], out
+    assert float(found["0"]) > 0.8, out
 
 
 def test_gan_with_two_optimizers_and_cross_replica_batch_norm_matches_the_data():
