@@ -149,15 +149,20 @@ class CrossReplicaCalls(CallLog):
         """Raises ValueError unless every replica made the same calls."""
         check_signatures([[call.signature() for call in calls] for calls in self.calls])
 
-    def rewrite(self, connect=None):
-        """Checks the calls and joins them. `connect(calls)` (one call per replica) rewires
-        a group; the default joins in-graph replicas by their gather points' inputs."""
-        self.check()
-        for group in zip(*self.calls):
-            (connect or _connect_in_graph)(list(group))
-            for call in group:
-                call.gather_op._attrs.pop("_gradient_op_type", None)
-                _PENDING.pop(call.gather_op, None)
+    def rewrite(self):
+        """Checks the calls and joins each group (one call per replica) by pointing its
+        gather points' inputs at the replicas' tensors. A failed check leaves the gather
+        points unjoined (the run raised; its graph is not meant to be run)."""
+        try:
+            self.check()
+            for group in zip(*self.calls):
+                _connect_in_graph(list(group))
+                for call in group:
+                    call.gather_op._attrs.pop("_gradient_op_type", None)
+        finally:
+            for calls in self.calls:
+                for call in calls:
+                    _PENDING.pop(call.gather_op, None)
         self.rewritten = True
 
 
@@ -172,6 +177,9 @@ def _connect_in_graph(group):
 
 @register_gradient(_OVERRIDE)
 def _gather_point_grad(op, grad):
+    if op not in _PENDING:
+        raise LookupError(f"{op.name}: this cross-replica call belongs to a repl.run whose "
+                          "replicas could not be joined; its graph cannot be differentiated")
     calls, call = _PENDING[op]
     replica, site = call.replica, f"gradient of {call.site}"
     none = [None] * (len(op.inputs) - 1)

@@ -84,3 +84,28 @@ def test_ranks_with_different_collectives_fail_at_build_time():
         assert code == 0, out
         assert "MISMATCH" in out and "cross-replica calls differ between replicas" in out
         assert "all_reduce" in out and "all_gather" in out and "mismatch.py:" in out
+
+
+def test_the_cluster_comes_from_a_cluster_spec_or_tf_config(monkeypatch):
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    cluster = tf.train.ClusterSpec({"ps": ["127.0.0.1:1"],
+                                    "worker": ["127.0.0.1:2", "127.0.0.1:3", "127.0.0.1:4"]})
+    repl = replicator.MultiWorkerReplicator("ps_async", cluster=cluster, task_index=2)
+    assert (repl.num_replicas, repl.worker_index, repl.is_chief) == (3, 2, False)
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": cluster.as_dict(),
+                                                "task": {"type": "worker", "index": 0}}))
+    repl = replicator.MultiWorkerReplicator("ps_sync")
+    assert (repl.num_replicas, repl.worker_index, repl.is_chief) == (3, 0, True)
+    tf.reset_default_graph()
+    with repl.context():
+        weights = tf.get_variable("w", [2])
+    assert weights.device.startswith("/job:ps/task:0")
+    with pytest.raises(ValueError, match="no collectives between workers"):
+        repl.run(lambda: replicator.all_sum(tf.ones([1])))
+
+
+def test_bad_modes_and_clusters():
+    with pytest.raises(ValueError, match="mode must be one of"):
+        replicator.MultiWorkerReplicator("mirrored")
+    with pytest.raises(ValueError, match="needs a cluster with 'ps' and 'worker' jobs"):
+        replicator.MultiWorkerReplicator("ps_sync", cluster={"worker": ["127.0.0.1:2"]})
