@@ -27,6 +27,7 @@ class Replicator:
         self.input_mode = input_mode
         self.shard_inputs = bool(shard_inputs)
         self.iterators = []  # input iterators of every run, initialised by init()
+        self._prepared = None  # the ops init() runs (see _build_init_ops)
         self._runs = 0
 
     # --- what a mode says ---------------------------------------------------------------
@@ -94,6 +95,7 @@ class Replicator:
                                  "the later replicas)")
         calls.rewrite()
         self.iterators.extend(source.iterators)
+        self._prepared = self._build_init_ops()
         return outputs
 
     def reduce(self, values, op="mean"):
@@ -111,19 +113,28 @@ class Replicator:
     def _reduce(self, values, op):
         raise NotImplementedError
 
+    def _build_init_ops(self):
+        """The ops `init` runs, built while the graph can still grow: after every `run`, and
+        again by `init` unless a MonitoredSession has finalized the graph."""
+        globals_ = variables_lib.global_variables()
+        return {"uninitialised": variables_lib.report_uninitialized_variables(globals_),
+                "globals": variables_lib.variables_initializer(globals_),
+                "locals": variables_lib.local_variables_initializer(),
+                "iterators": [it._initializer for it in self.iterators
+                              if getattr(it, "_initializer", None) is not None]}
+
+    def _init_ops(self):
+        if not graph_lib.get_default_graph().finalized or self._prepared is None:
+            self._prepared = self._build_init_ops()
+        return self._prepared
+
     def init(self, session, initialise_globals=True):
         """Initialises the global variables if nothing else has (and `initialise_globals`),
         the local ones, and the input iterators."""
-        globals_ = variables_lib.global_variables()
-        if initialise_globals and globals_ and len(session.run(
-                variables_lib.report_uninitialized_variables(globals_))):
-            session.run(variables_lib.variables_initializer(globals_))
-        if variables_lib.local_variables():
-            session.run(variables_lib.local_variables_initializer())
-        for iterator in self.iterators:
-            initializer = getattr(iterator, "_initializer", None)
-            if initializer is not None:
-                session.run(initializer)
+        ops = self._init_ops()
+        if initialise_globals and len(session.run(ops["uninitialised"])):
+            session.run(ops["globals"])
+        session.run([ops["locals"]] + ops["iterators"])
 
     def shutdown(self, session):
         """Ends this replicator's use of `session` (nothing to release in-graph)."""

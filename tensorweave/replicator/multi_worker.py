@@ -53,7 +53,7 @@ class MultiWorkerReplicator(Replicator):
         self.task_type = resolver.task_type or "worker"
         self.task_index = resolver.task_id or 0
         self._server = server
-        self._sync_hooks, self._coord, self._broadcast_op = [], None, None
+        self._sync_hooks, self._coord = [], None
         if mode == "allreduce":
             self._comm = collective.init(cluster_spec=self.cluster, task_type=self.task_type,
                                          task_index=self.task_index) if self.cluster \
@@ -143,17 +143,23 @@ class MultiWorkerReplicator(Replicator):
         return collective_ops.all_reduce(values[0], op, name="replicator_reduce")
 
     # --- sessions ---------------------------------------------------------------------------
+    def _build_init_ops(self):
+        ops = super()._build_init_ops()
+        if self.mode == "allreduce":
+            with graph_lib.name_scope("replicator_init"):
+                ops["broadcast"] = control_flow_ops.group(*[
+                    state_ops.assign(var, collective_ops.broadcast(var, 0))
+                    for var in variables_lib.global_variables()])
+        for hook in self._sync_hooks:
+            hook.begin()
+        return ops
+
     def init(self, session):
         """allreduce: initialise, then take rank 0's values. ps: the chief initialises, the
         others wait for it; ps_sync then starts the synchronous steps (tokens, chief loop)."""
         if self.mode == "allreduce":
-            if self._broadcast_op is None:
-                with graph_lib.name_scope("replicator_init"):
-                    self._broadcast_op = control_flow_ops.group(*[
-                        state_ops.assign(var, collective_ops.broadcast(var, 0))
-                        for var in variables_lib.global_variables()])
             super().init(session)
-            session.run(self._broadcast_op)
+            session.run(self._init_ops()["broadcast"])
             return
         if not self.is_chief:
             self._wait_for_chief(session)
@@ -161,12 +167,11 @@ class MultiWorkerReplicator(Replicator):
         if self._sync_hooks:
             self._coord = Coordinator()
             for hook in self._sync_hooks:
-                hook.begin()
                 hook.after_create_session(session, self._coord)
 
     def _wait_for_chief(self, session):
         deadline = time.monotonic() + READY_TIMEOUT
-        report = variables_lib.report_uninitialized_variables(variables_lib.global_variables())
+        report = self._init_ops()["uninitialised"]
         while len(session.run(report)):
             if time.monotonic() > deadline:
                 raise errors.DeadlineExceededError(

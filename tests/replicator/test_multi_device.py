@@ -176,3 +176,34 @@ def test_a_scalar_variable_takes_adams_first_step():
         got = sess.run(scale)
     grad = np.mean([2 * (1.0 * x - 2.0) * x for x in (1.0, 2.0)])
     np.testing.assert_allclose(got, 1.0 - 0.1 * grad / (abs(grad) + 1e-8), rtol=1e-6)
+
+
+def test_the_papers_usage_with_a_monitored_session():
+    """repl.run's per-replica losses reduced with tf.reduce_mean, trained in a
+    MonitoredSession (which initialises the variables; repl.init then leaves them)."""
+    tf.reset_default_graph()
+    repl = replicator.MultiDeviceReplicator(2)
+    with repl.context():
+        weight = tf.get_variable("weight", initializer=np.float32([[0.0], [0.0]]))
+        optimizer = repl.wrap_optimizer(tf.train.GradientDescentOptimizer(0.5))
+    data = np.float32([[1, 0], [0, 1], [1, 1], [2, 1]])
+    targets = data @ np.float32([[1.0], [-2.0]])
+
+    def input_fn(replica_id):
+        return tf.data.Dataset.from_tensor_slices((data, targets)).repeat().batch(2)
+
+    def step_fn(inputs):
+        x, y = inputs
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, weight) - y))
+        with tf.control_dependencies([optimizer.minimize(loss)]):
+            return tf.identity(loss)
+
+    train_op = tf.reduce_mean(repl.run(step_fn, input_fn))
+    creator = tf.train.ChiefSessionCreator(config=repl.session_config())
+    with tf.train.MonitoredSession(session_creator=creator) as session:
+        repl.init(session)
+        for _ in range(200):
+            session.run(train_op)
+        got = session.run(weight)
+        repl.shutdown(session)
+    np.testing.assert_allclose(got, [[1.0], [-2.0]], atol=1e-3)
