@@ -77,26 +77,36 @@ class Replicator:
         outputs = []
         run_scope = f"run_{self._runs}" if self._runs else "run"
         self._runs += 1
-        for position, (index, device) in enumerate(self._local_replicas()):
-            before = set(_global_variable_names())
-            with graph_lib.device(device), graph_lib.name_scope(self._replica_scope(index)):
-                with vs.variable_scope(vs.get_variable_scope(), reuse=vs.AUTO_REUSE):
-                    replica_id = constant(index, dtypes.int32, name="replica_id")
-                    ctx = context_lib.ReplicaContext(self, index, replica_id, calls)
-                    with context_lib.replica_scope(ctx):
-                        inputs = source.for_replica(index)
-                        outputs.append(step_fn() if input_fn is None else step_fn(inputs))
-            new = sorted(set(_global_variable_names()) - before)
-            if position > 0 and new:
-                raise ValueError(f"repl.run ({run_scope}): replica {index}'s step_fn created "
-                                 f"the variables {new}, which replica 0 made as well; every "
-                                 "replica must share the model's variables: create them "
-                                 "under repl.context() or with tf.get_variable (reused by "
-                                 "the later replicas)")
+        try:
+            for position, (index, device) in enumerate(self._local_replicas()):
+                outputs.append(self._build_replica(step_fn, input_fn, source, calls, position,
+                                                   index, device, run_scope))
+        except BaseException:
+            calls.discard()
+            raise
         calls.rewrite()
         self.iterators.extend(source.iterators)
         self._prepared = self._build_init_ops()
         return outputs
+
+    def _build_replica(self, step_fn, input_fn, source, calls, position, index, device,
+                       run_scope):
+        before = set(_global_variable_names())
+        with graph_lib.device(device), graph_lib.name_scope(self._replica_scope(index)):
+            with vs.variable_scope(vs.get_variable_scope(), reuse=vs.AUTO_REUSE):
+                replica_id = constant(index, dtypes.int32, name="replica_id")
+                ctx = context_lib.ReplicaContext(self, index, replica_id, calls)
+                with context_lib.replica_scope(ctx):
+                    inputs = source.for_replica(index)
+                    output = step_fn() if input_fn is None else step_fn(inputs)
+        new = sorted(set(_global_variable_names()) - before)
+        if position > 0 and new:
+            raise ValueError(f"repl.run ({run_scope}): replica {index}'s step_fn created "
+                             f"the variables {new}, which replica 0 made as well; every "
+                             "replica must share the model's variables: create them "
+                             "under repl.context() or with tf.get_variable (reused by "
+                             "the later replicas)")
+        return output
 
     def reduce(self, values, op="mean"):
         """The per-replica `values` (run's result, or any list with one tensor per local

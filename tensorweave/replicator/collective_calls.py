@@ -52,7 +52,7 @@ class CollectiveCalls(CallLog):
         self.rewritten = True
 
 
-class NoCalls:
+class NoCalls(CallLog):
     """The parameter-server modes have no collectives between workers."""
 
     def __init__(self, mode):

@@ -105,6 +105,9 @@ class CallLog:
 
     rewritten = False
 
+    def discard(self):
+        """Forgets what a failed build left behind (nothing unless overridden)."""
+
     def _accept(self, kind, tensor):
         if self.rewritten:
             raise RuntimeError(f"{kind}: the replicas of this run are already joined; "
@@ -160,10 +163,14 @@ class CrossReplicaCalls(CallLog):
                 for call in group:
                     call.gather_op._attrs.pop("_gradient_op_type", None)
         finally:
-            for calls in self.calls:
-                for call in calls:
-                    _PENDING.pop(call.gather_op, None)
+            self.discard()
         self.rewritten = True
+
+    def discard(self):
+        """Forgets the gather points (after the rewrite, or when building a replica failed)."""
+        for calls in self.calls:
+            for call in calls:
+                _PENDING.pop(call.gather_op, None)
 
 
 def _connect_in_graph(group):

@@ -6,6 +6,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave import replicator
+from tensorweave.replicator import primitives
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -113,33 +114,33 @@ def test_gradients_through_primitives_are_those_of_the_summed_losses():
         np.testing.assert_allclose(got[replica], expected, rtol=1e-5, atol=1e-6)
 
 
-def test_a_mismatched_call_fails_at_build_time_naming_both_replicas():
+def _kind_differs(first):
+    x = tf.ones([2])
+    return replicator.all_sum(x) if first else replicator.all_gather(x)
+
+
+def _count_differs(first):
+    x = tf.ones([2])
+    return [replicator.all_sum(x)] + ([replicator.broadcast(x, 0)] if first else [])
+
+
+def _shape_differs(first):
+    return replicator.all_reduce(tf.ones([2 if first else 3, 4]), "max")
+
+
+@pytest.mark.parametrize("replica_fn, message", [
+    (_kind_differs, r"replica 0 call #0 all_reduce.*test_multi_device.py:\d+.*replica 1 "
+                    r"call #0 all_gather"),
+    (_count_differs, r"replica 0 made 2 cross-replica calls and replica 1 1: replica 0 call "
+                     r"#1 broadcast"),
+    (_shape_differs, r"replica 0 call #0 all_reduce\(float32\[2, 4\], 'max'\) at .*, but "
+                     r"replica 1 call #0 all_reduce\(float32\[3, 4\]")],
+    ids=["kind", "count", "shape"])
+def test_a_mismatched_call_fails_at_build_time_naming_both_replicas(replica_fn, message):
     tf.reset_default_graph()
     repl = replicator.MultiDeviceReplicator(2)
-
-    def step_fn():
-        x = tf.ones([2]) * tf.cast(repl.replica_id, tf.float32)
-        if repl.replica_id.op.name.startswith("replica_1"):
-            return replicator.all_gather(x)
-        return replicator.all_sum(x)
-
-    with pytest.raises(ValueError, match=r"replica 0 call #0 all_reduce.*test_multi_device.py"
-                                         r":\d+.*replica 1 call #0 all_gather"):
-        repl.run(step_fn)
-
-    tf.reset_default_graph()
-    repl = replicator.MultiDeviceReplicator(2)
-
-    def uneven():
-        x = tf.ones([2])
-        calls = [replicator.all_sum(x)]
-        if repl.replica_id.op.name.startswith("replica_0"):
-            calls.append(replicator.broadcast(x, 0))
-        return calls
-
-    with pytest.raises(ValueError, match=r"replica 0 made 2 cross-replica calls and replica "
-                                         r"1 1: replica 0 call #1 broadcast"):
-        repl.run(uneven)
+    with pytest.raises(ValueError, match=message):
+        repl.run(lambda: replica_fn(repl.replica_id.op.name.startswith("replica_0")))
 
 
 def test_bad_arguments_get_clear_errors():
@@ -155,6 +156,16 @@ def test_bad_arguments_get_clear_errors():
         repl.run(lambda: tf.Variable(1.0) * 2)
     with pytest.raises(ValueError, match="devices"):
         replicator.MultiDeviceReplicator("/cpu:0")
+
+    def fails_in_replica_1():
+        summed = replicator.all_sum(tf.ones([1]))
+        if repl.replica_id.op.name.startswith("replica_1"):
+            raise KeyError("boom")
+        return summed
+
+    with pytest.raises(KeyError, match="boom"):
+        repl.run(fails_in_replica_1)
+    assert not primitives._PENDING  # failed builds leave no gather points behind
 
 
 def test_a_scalar_variable_takes_adams_first_step():
