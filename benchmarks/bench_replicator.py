@@ -127,21 +127,26 @@ def main():
             rate, cpu = measure(replicas, threads, args.steps, args.seconds)
             samples[label].append(rate)
             cpu_ms[label].append(cpu)
+    # Cores the process kept busy: steps/s x CPU seconds per step (on a loaded machine, its
+    # share of the two cores; 2 is the most the replicas could use).
+    busy = {label: [rate / (BATCH * replicas) * cpu / 1e3
+                    for rate, cpu in zip(samples[label], cpu_ms[label])]
+            for label, replicas, _ in variants}
     load = os.getloadavg()
     print(f"load average at end: {load[0]:.2f} (1 min)")
     reference = samples[variants[0][0]]
     print()
     print(f"| LeNet, batch {BATCH} per replica, Momentum | examples/s (median) | range over "
           "rounds | vs 1 replica (defaults): ratio of medians | median of per-round ratios "
-          "| CPU ms/step (median) |")
-    print("|---|---|---|---|---|---|")
-    for label, *_ in variants:
+          "| CPU ms/step (median) | cores busy (median) |")
+    print("|---|---|---|---|---|---|---|")
+    for label, replicas, _ in variants:
         median = statistics.median(samples[label])
         # Paired by round: the machine is shared, and a round's variants run back to back.
         paired = statistics.median(a / b for a, b in zip(samples[label], reference))
         print(f"| {label} | {median:.0f} | {min(samples[label]):.0f}-{max(samples[label]):.0f}"
               f" | {median / statistics.median(reference):.2f}x | {paired:.2f}x | "
-              f"{statistics.median(cpu_ms[label]):.0f} |")
+              f"{statistics.median(cpu_ms[label]):.0f} | {statistics.median(busy[label]):.2f} |")
 
 
 if __name__ == "__main__":
