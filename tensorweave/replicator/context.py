@@ -7,6 +7,7 @@ replica through it, so model code inside `step_fn` does not need the replicator 
 import contextlib
 import threading
 
+from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.replicator.primitives import REDUCTIONS
 
 _state = threading.local()
@@ -48,6 +49,10 @@ def all_reduce(x, op="sum"):
     if op not in REDUCTIONS:
         raise ValueError(f"all_reduce: unknown op {op!r}; expected one of {REDUCTIONS}")
     ctx = current("all_reduce")
+    x = convert_to_tensor(x)
+    if op == "mean" and not x.dtype.is_floating:
+        raise ValueError(f"all_reduce: the mean of a {x.dtype.name} tensor would be truncated; "
+                         "cast it to a float type, or use all_sum")
     return ctx.calls.record(ctx.index, "all_reduce", op, x)
 
 

@@ -150,6 +150,8 @@ def test_bad_arguments_get_clear_errors():
         replicator.all_sum(tf.ones([1]))
     with pytest.raises(ValueError, match="unknown op 'avg'"):
         repl.run(lambda: replicator.all_reduce(tf.ones([1]), "avg"))
+    with pytest.raises(ValueError, match="mean of a int32 tensor"):
+        repl.run(lambda: replicator.all_reduce(tf.ones([1], tf.int32), "mean"))
     with pytest.raises(ValueError, match="broadcast: root"):
         repl.run(lambda: replicator.broadcast(tf.ones([1]), 5))
     with pytest.raises(ValueError, match="replica 1's step_fn created the variables"):
