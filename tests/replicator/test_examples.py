@@ -11,7 +11,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave import replicator
-from tests.collective.rank_util import REPO, _environment
+from tests.collective.rank_util import REPO, _environment, _finish
 from tests.mnist_data import require_mnist
 
 pytestmark = pytest.mark.timeout(120)
@@ -19,11 +19,14 @@ EXAMPLES = os.path.join(REPO, "examples")
 
 
 def run_example(name, *args, launcher=()):
-    result = subprocess.run([sys.executable, *launcher, os.path.join(EXAMPLES, name), *args],
-                            capture_output=True, text=True, timeout=100, env=_environment(),
-                            cwd=REPO)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout
+    """The example's output; it runs in its own process group, killed whole (ranks that
+    `tensorweave run` started included) if it outlives the time bound."""
+    process = subprocess.Popen([sys.executable, *launcher, os.path.join(EXAMPLES, name), *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env=_environment(), cwd=REPO, start_new_session=True)
+    [(code, out)] = _finish([process], 100)
+    assert code == 0, out
+    return out
 
 
 def test_mnist_cnn_learns_on_two_replicas():
