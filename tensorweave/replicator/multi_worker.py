@@ -38,6 +38,10 @@ READY_TIMEOUT = 60.0  # how long a non-chief worker waits for the chief to initi
 
 
 class MultiWorkerReplicator(Replicator):
+    """`mode`: "allreduce", "ps_sync" or "ps_async". `cluster` (ClusterSpec or dict) and
+    `task_type`/`task_index` override TF_CONFIG; `server` is this task's running Server, if
+    the script made one (ps modes; else the replicator starts it on first use)."""
+
     def __init__(self, mode="allreduce", cluster=None, task_type=None, task_index=None,
                  input_mode="per_replica", shard_inputs=True, server=None):
         super().__init__(input_mode, shard_inputs)
