@@ -7,6 +7,7 @@ import pytest
 import tensorweave as tf
 from tensorweave import replicator
 from tensorweave.replicator import primitives
+from tests.replicator import model_util
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -220,3 +221,17 @@ def test_the_papers_usage_with_a_monitored_session():
         got = session.run(weight)
         repl.shutdown(session)
     np.testing.assert_allclose(got, [[1.0], [-2.0]], atol=1e-3)
+
+
+@pytest.mark.parametrize("input_mode", ["per_replica", "per_worker"])
+def test_dataset_input_in_both_modes_gives_the_big_batch_steps(input_mode):
+    """Sharded per replica, or one iterator the replicas take turns on: each step the two
+    replicas see the 8 examples one replica of batch 8 sees, so the steps are the same."""
+    params = {}
+    for replicas in (1, 2):
+        tf.reset_default_graph()
+        repl = replicator.MultiDeviceReplicator(replicas, input_mode=input_mode)
+        with tf.Session(config=repl.session_config()) as sess:
+            params[replicas] = model_util.train(repl, sess, 6, "adam")
+    for two, one in zip(params[2], params[1]):
+        np.testing.assert_allclose(two, one, rtol=1e-5, atol=1e-6)
