@@ -109,3 +109,24 @@ def test_bad_modes_and_clusters():
         replicator.MultiWorkerReplicator("mirrored")
     with pytest.raises(ValueError, match="needs a cluster with 'ps' and 'worker' jobs"):
         replicator.MultiWorkerReplicator("ps_sync", cluster={"worker": ["127.0.0.1:2"]})
+
+
+def test_primitives_between_two_processes_match_numpy():
+    outputs = run_native(2, "../../replicator/scripts/primitives_checks.py", timeout=60)
+    for code, out in outputs:
+        assert code == 0, out
+    found = results(outputs)
+    values = np.arange(12, dtype=np.float32).reshape(2, 3, 2) - 4
+    weights = np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 6, 2)
+    for rank in (0, 1):
+        record = found[rank]
+        assert record["id"] == rank
+        np.testing.assert_allclose(record["sum"], values.sum(0))
+        np.testing.assert_allclose(record["max"], values.max(0))
+        np.testing.assert_allclose(record["gather"], values.reshape(6, 2))
+        np.testing.assert_allclose(record["bcast"], values[1])
+        np.testing.assert_allclose(record["reduced"], values.sum(0))
+        # d(sum over ranks of each rank's loss)/dx on this rank.
+        expected = weights[0][3 * rank:3 * rank + 3] + weights[1][3 * rank:3 * rank + 3] + \
+            2 * 2 * values.mean(0) / 2
+        np.testing.assert_allclose(record["grad"], expected, rtol=1e-5)
