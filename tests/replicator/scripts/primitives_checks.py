@@ -1,5 +1,7 @@
 """The cross-replica primitives between 2 processes (MultiWorkerReplicator, allreduce): every
-rank prints its results as a RESULT line for the test to compare with NumPy."""
+rank prints its results as a RESULT line for the test to compare with NumPy, then builds a
+second run where rank 0 calls all_sum and rank 1 all_gather, which must fail while the graph
+is built (the ranks exchange their calls' signatures) and says so in `mismatch`."""
 import json
 import os
 import sys
@@ -33,8 +35,15 @@ def main():
     mean = repl.reduce([outputs["sum"]], "mean")
     with tf.Session() as sess:
         got = sess.run(dict(outputs, reduced=mean))
-    print("RESULT " + json.dumps({"rank": rank, **{k: np.asarray(v).tolist()
-                                                   for k, v in got.items()}}), flush=True)
+    try:
+        repl.run(lambda: replicator.all_sum(tf.ones([3])) if rank == 0 else
+                 replicator.all_gather(tf.ones([3])))
+        mismatch = "no error"
+    except ValueError as exc:
+        mismatch = str(exc)
+    print("RESULT " + json.dumps({"rank": rank, "mismatch": mismatch,
+                                  **{k: np.asarray(v).tolist() for k, v in got.items()}}),
+          flush=True)
 
 
 if __name__ == "__main__":
