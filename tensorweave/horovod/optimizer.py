@@ -13,11 +13,11 @@ from tensorweave.horovod import basics
 from tensorweave.horovod.aggregation import LocalAggregation
 from tensorweave.horovod.compression import Compression
 from tensorweave.horovod.mpi_ops import allreduce, broadcast_global_variables
-from tensorweave.train.optimizer import Optimizer
+from tensorweave.train.optimizer import WrappingOptimizer
 from tensorweave.train.session_run_hook import SessionRunHook
 
 
-class DistributedOptimizer(Optimizer):
+class DistributedOptimizer(WrappingOptimizer):
     """An optimizer that averages gradients across ranks before applying them."""
 
     def __init__(self, optimizer, name=None, use_locking=False, device_dense="",
@@ -26,8 +26,8 @@ class DistributedOptimizer(Optimizer):
                  gradient_predivide_factor=1.0, average_aggregated_gradients=False):
         if gradient_predivide_factor != 1.0 and op != basics.Average:
             raise ValueError("gradient_predivide_factor needs op=hvd.Average")
-        super().__init__(use_locking, name or f"Distributed{type(optimizer).__name__}")
-        self._optimizer = optimizer
+        super().__init__(optimizer, use_locking,
+                         name or f"Distributed{type(optimizer).__name__}")
         self._compression = compression
         self._sparse_as_dense = sparse_as_dense
         self._op = op
@@ -77,15 +77,6 @@ class DistributedOptimizer(Optimizer):
         return self._aggregation.apply_gradients(
             lambda: self._optimizer.apply_gradients(grads_and_vars, global_step, name),
             grads_and_vars, global_step)
-
-    def get_slot(self, *args, **kwargs):
-        return self._optimizer.get_slot(*args, **kwargs)
-
-    def get_slot_names(self, *args, **kwargs):
-        return self._optimizer.get_slot_names(*args, **kwargs)
-
-    def variables(self, *args, **kwargs):
-        return self._optimizer.variables(*args, **kwargs)
 
 
 class BroadcastGlobalVariablesHook(SessionRunHook):

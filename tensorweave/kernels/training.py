@@ -75,7 +75,7 @@ def apply_momentum(var_cell, accum_cell, lr, grad, momentum, *, use_locking, use
 
 def _adam_step(var, m, v, grad, lr_t, beta1, beta2, epsilon, use_nesterov):
     """One Adam update in place, with one scratch array (every operand of a block in cache)."""
-    scratch = grad * (1 - beta1)
+    scratch = np.asarray(grad * (1 - beta1))  # 0-d grads: an array, not a NumPy scalar
     m *= beta1
     m += scratch
     np.square(grad, out=scratch)

@@ -208,6 +208,25 @@ class Optimizer:
         return tensor
 
 
+
+class WrappingOptimizer(Optimizer):
+    """Base of an optimizer that wraps another one and changes how gradients travel
+    (Horovod's DistributedOptimizer, the replicator's): slots and variables are the wrapped
+    optimizer's."""
+
+    def __init__(self, optimizer, use_locking, name):
+        super().__init__(use_locking, name)
+        self._optimizer = optimizer
+
+    def get_slot(self, *args, **kwargs):
+        return self._optimizer.get_slot(*args, **kwargs)
+
+    def get_slot_names(self, *args, **kwargs):
+        return self._optimizer.get_slot_names(*args, **kwargs)
+
+    def variables(self, *args, **kwargs):
+        return self._optimizer.variables(*args, **kwargs)
+
 def _absolute(name):
     return name + "/"  # a trailing slash names the op exactly (no enclosing scope)
 

@@ -59,7 +59,7 @@ _LEAVE = -1  # what a leaving worker puts in the submissions queue
 _POLL_MS = 500  # the chief's wait for a submission, between checks of the stop request
 
 
-class SyncReplicasOptimizer(optimizer_lib.Optimizer):
+class SyncReplicasOptimizer(optimizer_lib.WrappingOptimizer):
     def __init__(self, opt, replicas_to_aggregate, total_num_replicas=None,
                  variable_averages=None, variables_to_average=None, use_locking=False,
                  name="sync_replicas", log_every_n_steps=100):
@@ -71,7 +71,7 @@ class SyncReplicasOptimizer(optimizer_lib.Optimizer):
         if variable_averages is not None:
             raise NotImplementedError("SyncReplicasOptimizer(variable_averages=...) is not "
                                       "supported yet")
-        super().__init__(use_locking, name)
+        super().__init__(opt, use_locking, name)
         logging.info("SyncReplicasV2: replicas_to_aggregate=%s; total_num_replicas=%s",
                      replicas_to_aggregate, total_num_replicas)
         self._opt = opt
@@ -89,15 +89,6 @@ class SyncReplicasOptimizer(optimizer_lib.Optimizer):
     def compute_gradients(self, *args, **kwargs):
         """The wrapped optimizer's gradients, untouched (so per-replica clipping works)."""
         return self._opt.compute_gradients(*args, **kwargs)
-
-    def get_slot(self, *args, **kwargs):
-        return self._opt.get_slot(*args, **kwargs)
-
-    def get_slot_names(self, *args, **kwargs):
-        return self._opt.get_slot_names(*args, **kwargs)
-
-    def variables(self):
-        return self._opt.variables()
 
     # --- the graph ------------------------------------------------------------------------
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
