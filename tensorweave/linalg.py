@@ -14,3 +14,8 @@ from tensorweave.ops.linalg_decomp_ops import (cholesky, cholesky_solve, det, ei
                                                eigvalsh, inv, logdet, lstsq, matrix_rank,
                                                normalize, pinv, qr, slogdet, solve, svd,
                                                triangular_solve)
+from tensorweave.ops.linalg_more_ops import (logm, lu, lu_matrix_inverse, lu_reconstruct,  # noqa: F401
+                                             lu_solve, sqrtm, tridiagonal_matmul,
+                                             tridiagonal_solve)
+from tensorweave.ops.linalg_special_ops import eigh_tridiagonal, expm  # noqa: F401
+from tensorweave import linalg_experimental as experimental  # noqa: F401,E402
