@@ -19,3 +19,15 @@ from tensorweave.ops.linalg_more_ops import (logm, lu, lu_matrix_inverse, lu_rec
                                              tridiagonal_solve)
 from tensorweave.ops.linalg_special_ops import eigh_tridiagonal, expm  # noqa: F401
 from tensorweave import linalg_experimental as experimental  # noqa: F401,E402
+from tensorweave.ops.linear_operator import (LinearOperator, LinearOperatorDiag,  # noqa: F401
+                                             LinearOperatorFullMatrix, LinearOperatorIdentity,
+                                             LinearOperatorLowerTriangular,
+                                             LinearOperatorScaledIdentity)
+from tensorweave.ops.linear_operator_compose import (  # noqa: F401
+    LinearOperatorAdjoint, LinearOperatorBlockDiag, LinearOperatorBlockLowerTriangular,
+    LinearOperatorComposition, LinearOperatorInversion, LinearOperatorKronecker,
+    LinearOperatorLowRankUpdate, LinearOperatorZeros)
+from tensorweave.ops.linear_operator_structured import (  # noqa: F401
+    LinearOperatorCirculant, LinearOperatorCirculant2D, LinearOperatorCirculant3D,
+    LinearOperatorHouseholder, LinearOperatorPermutation, LinearOperatorToeplitz,
+    LinearOperatorTridiag)

@@ -92,7 +92,7 @@ def _lu_grad(op, grad_lu, _grad_p):
     return [matmul(_permutation_matrix(perm, packed), grad_a, adjoint_a=True)]
 
 
-def _kronecker(a, b):
+def kronecker(a, b):
     """kron over the last two dimensions: [..., i*n+k, j*n+l] = a[i, j] b[k, l]."""
     product = (array_ops.expand_dims(array_ops.expand_dims(a, -1), -3) *
                array_ops.expand_dims(array_ops.expand_dims(b, -3), -2))
@@ -105,7 +105,7 @@ def _kronecker(a, b):
 def sylvester_solve(s, g):
     """X with S X + X S = G, through (S kron I + I kron S^T) vec(X) = vec(G) (row-major vec)."""
     identity = _identity_like(s)
-    system = _kronecker(s, identity) + _kronecker(identity, matrix_transpose(s))
+    system = kronecker(s, identity) + kronecker(identity, matrix_transpose(s))
     shape = array_ops.shape(g)
     flat = array_ops.reshape(g, slicing_ops.concat([shape[:-2], [shape[-2] * shape[-1], 1]], 0))
     return array_ops.reshape(solve(system, flat), shape)
