@@ -25,9 +25,8 @@ from tensorweave.ops.linear_operator import (LinearOperator, LinearOperatorDiag,
                                              LinearOperatorScaledIdentity)
 from tensorweave.ops.linear_operator_compose import (  # noqa: F401
     LinearOperatorAdjoint, LinearOperatorBlockDiag, LinearOperatorBlockLowerTriangular,
-    LinearOperatorComposition, LinearOperatorInversion, LinearOperatorKronecker,
-    LinearOperatorLowRankUpdate, LinearOperatorZeros)
+    LinearOperatorComposition, LinearOperatorInversion, LinearOperatorKronecker)
 from tensorweave.ops.linear_operator_structured import (  # noqa: F401
     LinearOperatorCirculant, LinearOperatorCirculant2D, LinearOperatorCirculant3D,
-    LinearOperatorHouseholder, LinearOperatorPermutation, LinearOperatorToeplitz,
-    LinearOperatorTridiag)
+    LinearOperatorHouseholder, LinearOperatorLowRankUpdate, LinearOperatorPermutation,
+    LinearOperatorToeplitz, LinearOperatorTridiag, LinearOperatorZeros)

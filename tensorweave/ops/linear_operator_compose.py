@@ -1,12 +1,8 @@
 """LinearOperators built from other operators: adjoint, inverse, product, block diagonal, block
-lower triangular, Kronecker product, low-rank update (Woodbury solve, determinant lemma), and
-the zero operator. Block structure needs static block sizes."""
-from tensorweave.framework import dtypes
+lower triangular and Kronecker product. Block structure needs static block sizes."""
 from tensorweave.framework import tensor_shape
-from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.ops import array_ops, math_ops, reduction_ops, slicing_ops
 from tensorweave.ops.linalg_more_ops import kronecker
-from tensorweave.ops.linalg_ops import matmul
 from tensorweave.ops.linear_operator import LinearOperator, _dim
 from tensorweave.ops.matrix_ops import adjoint as matrix_adjoint
 from tensorweave.ops.matrix_ops import eye
@@ -331,96 +327,3 @@ class LinearOperatorKronecker(LinearOperator):
         total = self.shape.as_list()[-1]
         return math_ops.add_n([(total // size) * op.log_abs_determinant()
                                for op, size in zip(self.operators, self._rows)])
-
-
-class LinearOperatorLowRankUpdate(LinearOperator):
-    """base_operator + u diag(diag_update) v^H (v defaults to u, diag_update to ones)."""
-
-    def __init__(self, base_operator, u, diag_update=None, v=None, is_diag_update_positive=None,
-                 is_non_singular=None, is_self_adjoint=None, is_positive_definite=None,
-                 is_square=None, name="LinearOperatorLowRankUpdate"):
-        self.base_operator = base_operator
-        self.u = convert_to_tensor(u, dtype=base_operator.dtype, name="u")
-        self.v = self.u if v is None else convert_to_tensor(v, dtype=base_operator.dtype,
-                                                            name="v")
-        self.diag_update = None if diag_update is None else convert_to_tensor(
-            diag_update, dtype=base_operator.dtype, name="diag_update")
-        if v is None and is_self_adjoint is None and base_operator.is_self_adjoint and \
-                not self.u.dtype.is_complex:
-            is_self_adjoint = True
-        super().__init__(base_operator.dtype, None, is_non_singular, is_self_adjoint,
-                         is_positive_definite, is_square, name)
-
-    def _shape(self):
-        return self.base_operator.shape
-
-    def _scaled(self, x):
-        return x if self.diag_update is None else array_ops.expand_dims(self.diag_update, -1) * x
-
-    def _to_dense(self):
-        update = matmul(self.u, self._scaled(matrix_adjoint(self.v)))
-        return self.base_operator.to_dense() + update
-
-    def _matmul(self, x, adjoint, adjoint_arg):
-        x = matrix_adjoint(x) if adjoint_arg else x
-        left, right = (self.v, self.u) if adjoint else (self.u, self.v)
-        inner = matmul(right, x, adjoint_a=True)
-        inner = inner if self.diag_update is None else array_ops.expand_dims(
-            math_ops.conj(self.diag_update) if adjoint else self.diag_update, -1) * inner
-        return self.base_operator.matmul(x, adjoint=adjoint) + matmul(left, inner)
-
-    def _capacitance(self):
-        """C = D^-1 + V^H L^-1 U (rank x rank)."""
-        solved = self.base_operator.solve(self.u)
-        product = matmul(self.v, solved, adjoint_a=True)
-        if self.diag_update is None:
-            return product + eye(_dim(self.u.shape, -1), dtype=self.dtype), solved
-        from tensorweave.ops.matrix_ops import matrix_diag
-        return product + matrix_diag(1.0 / self.diag_update), solved
-
-    def _solve(self, rhs, adjoint, adjoint_arg):
-        if adjoint:
-            return super()._solve(rhs, adjoint, adjoint_arg)
-        from tensorweave.ops.linalg_decomp_ops import solve
-        rhs = matrix_adjoint(rhs) if adjoint_arg else rhs
-        base_solved = self.base_operator.solve(rhs)
-        capacitance, solved_u = self._capacitance()
-        correction = solve(capacitance, matmul(self.v, base_solved, adjoint_a=True))
-        return base_solved - matmul(solved_u, correction)
-
-    def _log_abs_determinant(self):
-        from tensorweave.ops.linalg_decomp_ops import slogdet
-        capacitance, _ = self._capacitance()
-        result = self.base_operator.log_abs_determinant() + slogdet(capacitance)[1]
-        if self.diag_update is not None:
-            result += reduction_ops.reduce_sum(math_ops.log(math_ops.abs(self.diag_update)), -1)
-        return result
-
-
-class LinearOperatorZeros(LinearOperator):
-    def __init__(self, num_rows, num_columns=None, batch_shape=None, dtype=None,
-                 is_non_singular=False, is_self_adjoint=True, is_positive_definite=False,
-                 is_square=True, assert_proper_shapes=False, name="LinearOperatorZeros"):
-        if is_non_singular or is_positive_definite:
-            raise ValueError(f"{name}: the zero operator is singular and not positive definite")
-        self._num_rows = int(num_rows)
-        self._num_columns = self._num_rows if num_columns is None else int(num_columns)
-        self._batch = list(batch_shape or [])
-        square = self._num_rows == self._num_columns
-        super().__init__(dtypes.as_dtype(dtype or dtypes.float32), None, False,
-                         is_self_adjoint if square else False, False, square, name)
-
-    def _shape(self):
-        return self._batch + [self._num_rows, self._num_columns]
-
-    def _to_dense(self):
-        return array_ops.zeros(self._shape(), dtype=self.dtype)
-
-    def _determinant(self):
-        return array_ops.zeros(self._batch, dtype=self.dtype)
-
-    def _log_abs_determinant(self):
-        return math_ops.log(self._determinant())
-
-    def add_to_tensor(self, x, name="add_to_tensor"):
-        return convert_to_tensor(x, dtype=self.dtype) + self._to_dense()
