@@ -195,3 +195,26 @@ def test_gradients_of_structured_solves():
     gradient_checker.check_gradients(
         lambda m, r: LA.LinearOperatorFullMatrix(m).log_abs_determinant() +
         tf.reduce_sum(LA.LinearOperatorFullMatrix(m).solve(r)), [_well(3), rhs[:3]])
+
+
+def test_eigvals_cond_and_run_time_assertions():
+    spd, nonsymmetric = _spd(3), _well(3)
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    with tf.Graph().as_default():
+        spd_op = LA.LinearOperatorFullMatrix(spd, is_self_adjoint=True)
+        plain = LA.LinearOperatorFullMatrix(nonsymmetric)
+        with pytest.raises(NotImplementedError, match="self-adjoint"):
+            plain.eigvals()
+        passing = [spd_op.assert_positive_definite(), spd_op.assert_self_adjoint(),
+                   plain.assert_non_singular()]
+        failing = [LA.LinearOperatorFullMatrix(singular).assert_non_singular(),
+                   plain.assert_self_adjoint(),
+                   LA.LinearOperatorFullMatrix(-spd).assert_positive_definite()]
+        with tf.Session() as session:
+            eigvals, cond = session.run([spd_op.eigvals(), plain.cond()])
+            session.run(passing)
+            for check in failing:
+                with pytest.raises(tf.errors.InvalidArgumentError):
+                    session.run(check)
+    np.testing.assert_allclose(eigvals, np.linalg.eigvalsh(spd), rtol=1e-10)
+    np.testing.assert_allclose(cond, np.linalg.cond(nonsymmetric), rtol=1e-10)

@@ -5,11 +5,13 @@ subclasses override what their structure makes cheaper (a diagonal solve, a Wood
 Hints (is_non_singular, is_self_adjoint, is_positive_definite, is_square) are promises the
 caller makes: they are checked for consistency, and an operation they rule out (solving with a
 singular operator, the determinant of a non-square one) raises naming the operator."""
+import numpy as np
+
 from tensorweave.framework import dtypes
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.ops import array_ops, math_ops, reduction_ops, slicing_ops
-from tensorweave.ops.linalg_decomp_ops import cholesky, det, slogdet, solve
+from tensorweave.ops import array_ops, check_ops, math_ops, reduction_ops
+from tensorweave.ops.linalg_decomp_ops import cholesky, det, eigvalsh, slogdet, solve, svd
 from tensorweave.ops.linalg_ops import matmul
 from tensorweave.ops.matrix_ops import adjoint as matrix_adjoint
 from tensorweave.ops.matrix_ops import eye, matrix_diag_part
@@ -180,6 +182,41 @@ class LinearOperator:
     def to_dense(self, name="to_dense"):
         return self._to_dense()
 
+    def eigvals(self, name="eigvals"):
+        """The eigenvalues (ascending) of a self-adjoint operator, as TF requires."""
+        if not self.is_self_adjoint:
+            raise NotImplementedError(f"{self.name}.eigvals: only self-adjoint operators are "
+                                      "supported; construct it with is_self_adjoint=True")
+        return eigvalsh(self.to_dense(), name=name)
+
+    def cond(self, name="cond"):
+        """The 2-norm condition number: largest over smallest singular value."""
+        singular_values = svd(self.to_dense(), compute_uv=False)
+        return math_ops.divide(reduction_ops.reduce_max(singular_values, -1),
+                               reduction_ops.reduce_min(singular_values, -1), name=name)
+
+    def assert_non_singular(self, name="assert_non_singular"):
+        """Fails at run time when the condition number reaches 1 / (max(100, M N) eps), TF's
+        threshold."""
+        eps = float(np.finfo(self.dtype.real_dtype.np_dtype).eps)
+        size = (_dim(self.shape, -2) or 1) * (_dim(self.shape, -1) or 1)
+        return check_ops.assert_less(self.cond(), math_ops.cast(1.0 / (max(100, size) * eps),
+                                                                self.dtype.real_dtype),
+                                     message=f"{self.name} is singular", name=name)
+
+    def assert_positive_definite(self, name="assert_positive_definite"):
+        """Fails at run time unless every eigenvalue of the self-adjoint part is positive."""
+        dense = self.to_dense()
+        symmetric = (dense + matrix_adjoint(dense)) * 0.5
+        return check_ops.assert_positive(eigvalsh(symmetric),
+                                         message=f"{self.name} is not positive definite",
+                                         name=name)
+
+    def assert_self_adjoint(self, name="assert_self_adjoint"):
+        dense = self.to_dense()
+        return check_ops.assert_equal(dense, matrix_adjoint(dense),
+                                      message=f"{self.name} is not self-adjoint", name=name)
+
     def add_to_tensor(self, x, name="add_to_tensor"):
         return self.to_dense() + convert_to_tensor(x, dtype=self.dtype, name="x")
 
@@ -251,7 +288,17 @@ class LinearOperatorLowerTriangular(LinearOperatorFullMatrix):
         return reduction_ops.reduce_sum(math_ops.log(math_ops.abs(self._diag_part())), -1)
 
 
-class LinearOperatorDiag(LinearOperator):
+class _RowScaling(LinearOperator):
+    """An operator that scales the rows of its argument by `_scale(adjoint)` (broadcast)."""
+
+    def _matmul(self, x, adjoint, adjoint_arg):
+        return self._scale(adjoint) * (matrix_adjoint(x) if adjoint_arg else x)
+
+    def _solve(self, rhs, adjoint, adjoint_arg):
+        return (matrix_adjoint(rhs) if adjoint_arg else rhs) / self._scale(adjoint)
+
+
+class LinearOperatorDiag(_RowScaling):
     def __init__(self, diag, is_non_singular=None, is_self_adjoint=None,
                  is_positive_definite=None, is_square=True, name="LinearOperatorDiag"):
         self._diag = convert_to_tensor(diag, name="diag")
@@ -275,12 +322,6 @@ class LinearOperatorDiag(LinearOperator):
         diag = math_ops.conj(self._diag) if adjoint and self.dtype.is_complex else self._diag
         return array_ops.expand_dims(diag, -1)
 
-    def _matmul(self, x, adjoint, adjoint_arg):
-        return self._scale(adjoint) * (matrix_adjoint(x) if adjoint_arg else x)
-
-    def _solve(self, rhs, adjoint, adjoint_arg):
-        return (matrix_adjoint(rhs) if adjoint_arg else rhs) / self._scale(adjoint)
-
     def _determinant(self):
         return reduction_ops.reduce_prod(self._diag, -1)
 
@@ -298,15 +339,7 @@ class LinearOperatorDiag(LinearOperator):
                                   is_self_adjoint=True, is_positive_definite=True)
 
 
-def _batch_ones(batch_shape, n, dtype):
-    """ones of shape batch_shape + [n] (a static list or an int tensor)."""
-    batch = [] if batch_shape is None else batch_shape
-    if isinstance(batch, (list, tuple)):
-        return array_ops.ones(list(batch) + [n], dtype=dtype)
-    return array_ops.ones(slicing_ops.concat([batch, [n]], 0), dtype=dtype)
-
-
-class LinearOperatorScaledIdentity(LinearOperator):
+class LinearOperatorScaledIdentity(_RowScaling):
     """multiplier * I of size num_rows; multiplier's shape is the batch shape."""
 
     def __init__(self, num_rows, multiplier, is_non_singular=None, is_self_adjoint=None,
@@ -331,12 +364,6 @@ class LinearOperatorScaledIdentity(LinearOperator):
 
     def _to_dense(self):
         return self._scale(False) * eye(self._num_rows, dtype=self.dtype)
-
-    def _matmul(self, x, adjoint, adjoint_arg):
-        return self._scale(adjoint) * (matrix_adjoint(x) if adjoint_arg else x)
-
-    def _solve(self, rhs, adjoint, adjoint_arg):
-        return (matrix_adjoint(rhs) if adjoint_arg else rhs) / self._scale(adjoint)
 
     def _determinant(self):
         return math_ops.pow(self._multiplier, math_ops.cast(self._num_rows, self.dtype))

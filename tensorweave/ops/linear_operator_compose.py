@@ -103,10 +103,10 @@ class LinearOperatorComposition(LinearOperator):
             if None not in (inner, outer) and inner != outer:
                 raise ValueError(f"LinearOperatorComposition: {left.name} of shape {left.shape} "
                                  f"and {right.name} of shape {right.shape} do not compose")
-        if is_non_singular is None and all(op.is_non_singular for op in operators):
-            is_non_singular = True
         self.operators = operators
-        super().__init__(operators[0].dtype, None, is_non_singular, is_self_adjoint,
+        super().__init__(operators[0].dtype, None,
+                         _all_hold(operators, "is_non_singular", is_non_singular),
+                         is_self_adjoint,
                          is_positive_definite, is_square,
                          name or "_o_".join(op.name for op in operators))
 
@@ -163,6 +163,22 @@ def _broadcast_static(a, b):
                         for x, y in zip(a, b)])
 
 
+def _all_hold(operators, flag, given):
+    """The caller's hint, else True when every operator promises `flag`."""
+    if given is not None:
+        return given
+    return True if all(getattr(op, flag) for op in operators) else None
+
+
+def _blocks(operators, what):
+    """(operators, their static row counts, their static column counts)."""
+    operators = list(operators)
+    if not operators:
+        raise ValueError(f"{what}: needs at least one operator")
+    return (operators, [_static_size(op, -2, what) for op in operators],
+            [_static_size(op, -1, what) for op in operators])
+
+
 def _static_size(operator, index, what):
     size = _dim(operator.shape, index)
     if size is None:
@@ -188,18 +204,12 @@ def _assemble(rows, row_sizes, col_sizes, dtype, batch_like):
 class LinearOperatorBlockDiag(LinearOperator):
     def __init__(self, operators, is_non_singular=None, is_self_adjoint=None,
                  is_positive_definite=None, is_square=True, name=None):
-        self.operators = list(operators)
-        if not self.operators:
-            raise ValueError("LinearOperatorBlockDiag: needs at least one operator")
-        self._rows = [_static_size(op, -2, "LinearOperatorBlockDiag") for op in self.operators]
-        self._cols = [_static_size(op, -1, "LinearOperatorBlockDiag") for op in self.operators]
-        flags = lambda flag: True if all(getattr(op, flag) for op in self.operators) else None  # noqa: E731,E501
+        self.operators, self._rows, self._cols = _blocks(operators, "LinearOperatorBlockDiag")
         super().__init__(self.operators[0].dtype, None,
-                         is_non_singular if is_non_singular is not None else flags(
-                             "is_non_singular"),
-                         is_self_adjoint if is_self_adjoint is not None else flags(
-                             "is_self_adjoint"),
-                         is_positive_definite, is_square,
+                         _all_hold(self.operators, "is_non_singular", is_non_singular),
+                         _all_hold(self.operators, "is_self_adjoint", is_self_adjoint),
+                         _all_hold(self.operators, "is_positive_definite",
+                                   is_positive_definite), is_square,
                          name or "_".join(op.name for op in self.operators))
 
     def _shape(self):
@@ -253,9 +263,9 @@ class LinearOperatorBlockLowerTriangular(LinearOperator):
         self._sizes = [_static_size(row[-1], -1, "LinearOperatorBlockLowerTriangular")
                        for row in self.operators]
         diagonal = [row[-1] for row in self.operators]
-        if is_non_singular is None and all(op.is_non_singular for op in diagonal):
-            is_non_singular = True
-        super().__init__(diagonal[0].dtype, None, is_non_singular, is_self_adjoint,
+        super().__init__(diagonal[0].dtype, None,
+                         _all_hold(diagonal, "is_non_singular", is_non_singular),
+                         is_self_adjoint,
                          is_positive_definite, True, name or "BlockLowerTriangular")
 
     def _shape(self):
@@ -291,15 +301,12 @@ class LinearOperatorBlockLowerTriangular(LinearOperator):
 class LinearOperatorKronecker(LinearOperator):
     def __init__(self, operators, is_non_singular=None, is_self_adjoint=None,
                  is_positive_definite=None, is_square=None, name=None):
-        self.operators = list(operators)
-        if not self.operators:
-            raise ValueError("LinearOperatorKronecker: needs at least one operator")
-        self._rows = [_static_size(op, -2, "LinearOperatorKronecker") for op in self.operators]
-        self._cols = [_static_size(op, -1, "LinearOperatorKronecker") for op in self.operators]
-        if is_non_singular is None and all(op.is_non_singular for op in self.operators):
-            is_non_singular = True
-        super().__init__(self.operators[0].dtype, None, is_non_singular, is_self_adjoint,
-                         is_positive_definite, is_square,
+        self.operators, self._rows, self._cols = _blocks(operators, "LinearOperatorKronecker")
+        super().__init__(self.operators[0].dtype, None,
+                         _all_hold(self.operators, "is_non_singular", is_non_singular),
+                         _all_hold(self.operators, "is_self_adjoint", is_self_adjoint),
+                         _all_hold(self.operators, "is_positive_definite",
+                                   is_positive_definite), is_square,
                          name or "_x_".join(op.name for op in self.operators))
 
     def _shape(self):
