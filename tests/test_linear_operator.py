@@ -218,3 +218,62 @@ def test_eigvals_cond_and_run_time_assertions():
                     session.run(check)
     np.testing.assert_allclose(eigvals, np.linalg.eigvalsh(spd), rtol=1e-10)
     np.testing.assert_allclose(cond, np.linalg.cond(nonsymmetric), rtol=1e-10)
+
+
+class _Rotation90(LA.LinearOperator):
+    """TF's minimal subclass: only _shape, _shape_tensor and _matmul."""
+
+    def __init__(self, batch):
+        self._batch = batch
+        super().__init__(tf.float64, is_non_singular=True, is_square=True, name="Rotation90")
+
+    def _shape(self):
+        return tf.TensorShape([None, 2, 2])
+
+    def _shape_tensor(self):
+        return tf.stack([self._batch, 2, 2])
+
+    def _matmul(self, x, adjoint=False, adjoint_arg=False):
+        x = tf.linalg.adjoint(x) if adjoint_arg else x
+        sign = 1.0 if adjoint else -1.0
+        return tf.concat([sign * x[..., 1:, :], -sign * x[..., :1, :]], -2)
+
+
+def test_a_subclass_with_only_matmul_gets_everything_else():
+    rotation = np.array([[0.0, -1.0], [1.0, 0.0]])
+    x = RNG.uniform(-1, 1, (3, 2, 4))
+    with tf.Graph().as_default():
+        batch = tf.placeholder(tf.int32, [])
+        op = _Rotation90(batch)
+        fetches = [op.to_dense(), op.determinant(), op.solve(x), op.shape_tensor(),
+                   op.adjoint().matmul(x)]
+        with tf.Session() as session:
+            dense, det, solved, shape, adjoint_x = session.run(fetches, {batch: 3})
+    np.testing.assert_allclose(dense, np.broadcast_to(rotation, (3, 2, 2)))
+    np.testing.assert_allclose(det, np.ones(3))
+    np.testing.assert_allclose(solved, np.linalg.solve(rotation, x), atol=1e-12)
+    np.testing.assert_allclose(adjoint_x, rotation.T @ x, atol=1e-12)
+    assert list(shape) == [3, 2, 2]
+
+
+def test_complex_circulant_and_diag():
+    spectrum = RNG.uniform(1, 2, (2, 4)) * np.exp(1j * RNG.uniform(-3, 3, (2, 4)))
+    columns = np.fft.ifft(spectrum)                    # the first column of each matrix
+    dense = np.stack([[[c[(i - j) % 4] for j in range(4)] for i in range(4)] for c in columns])
+    diag = RNG.uniform(-1, 1, 3) + 1j * RNG.uniform(-1, 1, 3)
+    x = RNG.uniform(-1, 1, (2, 4, 2)) + 1j * RNG.uniform(-1, 1, (2, 4, 2))
+    with tf.Graph().as_default():
+        circulant = LA.LinearOperatorCirculant(spectrum, input_output_dtype=tf.complex128)
+        diag_op = LA.LinearOperatorDiag(diag)
+        fetches = [circulant.to_dense(), circulant.matmul(x, adjoint=True), circulant.solve(x),
+                   circulant.determinant(), diag_op.matmul(x[0, :3], adjoint=True),
+                   diag_op.adjoint().solve(x[0, :3])]
+        with tf.Session() as session:
+            got = session.run(fetches)
+    np.testing.assert_allclose(got[0], dense, atol=1e-12)
+    np.testing.assert_allclose(got[1], np.conj(np.swapaxes(dense, -1, -2)) @ x, atol=1e-12)
+    np.testing.assert_allclose(got[2], np.linalg.solve(dense, x), atol=1e-12)
+    np.testing.assert_allclose(got[3], np.linalg.det(dense), rtol=1e-10)
+    np.testing.assert_allclose(got[4], np.conj(diag)[:, None] * x[0, :3], atol=1e-12)
+    np.testing.assert_allclose(got[5], x[0, :3] / np.conj(diag)[:, None], atol=1e-12)
+    assert not diag_op.is_self_adjoint

@@ -71,7 +71,13 @@ class LinearOperator:
     def shape_tensor(self, name="shape_tensor"):
         if self.shape.is_fully_defined():
             return convert_to_tensor(self.shape.as_list(), dtype=dtypes.int32, name=name)
-        return array_ops.shape(self.to_dense(), name=name)
+        return self._shape_tensor()
+
+    def _shape_tensor(self):
+        if type(self)._to_dense is LinearOperator._to_dense:
+            raise NotImplementedError(f"{self.name}: the shape is not fully static; a subclass "
+                                      "gives _shape_tensor() (or _to_dense())")
+        return array_ops.shape(self.to_dense())
 
     @property
     def batch_shape(self):
@@ -181,6 +187,16 @@ class LinearOperator:
 
     def to_dense(self, name="to_dense"):
         return self._to_dense()
+
+    def _to_dense(self):
+        """For a subclass that gives only _shape, _shape_tensor and _matmul (TF's minimal
+        subclass): the operator applied to the identity."""
+        if type(self)._matmul is LinearOperator._matmul:
+            raise NotImplementedError(f"{type(self).__name__} must implement _to_dense() or "
+                                      "_matmul()")
+        shape = self.shape_tensor()
+        identity = eye(shape[-1], batch_shape=shape[:-2], dtype=self.dtype)
+        return self._matmul(identity, False, False)
 
     def eigvals(self, name="eigvals"):
         """The eigenvalues (ascending) of a self-adjoint operator, as TF requires."""
