@@ -240,7 +240,7 @@ def _tridiagonal_solve_shape(op):
 register_op("TridiagonalSolve", inputs=["diagonals: T", "rhs: T"], outputs=["output: T"],
             attrs={"T": "type", "partial_pivoting": ("bool", True),
                    "perturb_singular": ("bool", False)},
-            shape_fn=_tridiagonal_solve_shape, allowed_types={"T": _FLOATS})
+            shape_fn=_tridiagonal_solve_shape, allowed_types={"T": _FLOATS + _COMPLEX})
 
 
 def _transposed_compact(diagonals):
@@ -255,10 +255,13 @@ def _transposed_compact(diagonals):
 @register_gradient("TridiagonalSolve")
 def _tridiagonal_solve_grad(op, grad):
     diagonals, solution = op.inputs[0], op.outputs[0]
-    grad_rhs = make_tensor("TridiagonalSolve", [_transposed_compact(diagonals), grad],
+    adjoint_diagonals = _transposed_compact(diagonals)
+    if diagonals.dtype.is_complex:
+        adjoint_diagonals, solution = math_ops.conj(adjoint_diagonals), math_ops.conj(solution)
+    grad_rhs = make_tensor("TridiagonalSolve", [adjoint_diagonals, grad],
                            {"partial_pivoting": op.get_attr("partial_pivoting"),
                             "perturb_singular": op.get_attr("perturb_singular")})
-    # dA = -grad_rhs x^T restricted to the three diagonals.
+    # dA = -grad_rhs x^H restricted to the three diagonals.
     grad_main = -reduction_ops.reduce_sum(grad_rhs * solution, -1)
     grad_super = -reduction_ops.reduce_sum(grad_rhs * _shift_up(solution), -1)
     grad_sub = -reduction_ops.reduce_sum(grad_rhs * _shift_down(solution), -1)

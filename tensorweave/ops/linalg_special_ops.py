@@ -4,7 +4,8 @@ ops (so they place, partition and differentiate like any composition).
 expm is Higham's (2005) scaling and squaring: A / 2^s has 1-norm below the Pade approximant's
 theta, r = q(A)^-1 p(A), then r is squared s times (s per matrix, a while loop runs to the
 largest s and leaves the finished matrices alone). float64 uses the [13/13] approximant
-(theta 5.37), float32/float16 the [7/7] (theta 3.93), each accurate to its unit roundoff."""
+(theta 5.37), float32/float16 the [7/7] (theta 3.93), each accurate to its unit roundoff;
+complex128 and complex64 likewise."""
 import collections
 
 import numpy as np
@@ -15,7 +16,7 @@ from tensorweave.ops import array_ops, math_ops, reduction_ops, slicing_ops
 from tensorweave.ops.clip_ops import norm
 from tensorweave.ops.linalg_decomp_ops import eigh, eigvalsh, solve
 from tensorweave.ops.linalg_ops import matmul
-from tensorweave.ops.matrix_ops import matrix_diag, matrix_diag_part, matrix_set_diag
+from tensorweave.ops.matrix_ops import eye, matrix_diag
 from tensorweave.ops.pad_tile_ops import pad
 from tensorweave.ops.while_ops import while_loop
 
@@ -25,12 +26,16 @@ _PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796
 _THETA13 = 5.371920351148152
 _PADE7 = (17297280., 8648640., 1995840., 277200., 25200., 1512., 56., 1.)
 _THETA7 = 3.925724783138660
+_EXPM_TYPES = (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.complex64,
+               dtypes.complex128)
 CGState = collections.namedtuple("CGState", ["i", "x", "r", "p", "gamma"])
 
 
 def _identity_like(matrices):
-    return matrix_set_diag(array_ops.zeros_like(matrices),
-                           array_ops.ones_like(matrix_diag_part(matrices)))
+    shape = array_ops.shape(matrices)
+    # Built real and cast: the diagonal ops take no complex types.
+    identity = eye(shape[-1], batch_shape=shape[:-2], dtype=matrices.dtype.real_dtype)
+    return math_ops.cast(identity, matrices.dtype)
 
 
 def _pade13(a, identity):
@@ -58,11 +63,12 @@ def _pade7(a, identity):
 def expm(input, name=None):  # noqa: A002 - TF's argument name
     """The matrix exponential of each matrix in the last two dimensions."""
     matrix = convert_to_tensor(input, name="input")
-    if matrix.dtype not in (dtypes.float16, dtypes.float32, dtypes.float64):
-        raise TypeError(f"expm needs float16, float32 or float64 input, got {matrix.dtype.name}")
+    if matrix.dtype not in _EXPM_TYPES:
+        raise TypeError(f"expm needs float16/32/64 or complex64/128 input, got "
+                        f"{matrix.dtype.name}")
     if matrix.shape.ndims is not None and matrix.shape.ndims < 2:
         raise ValueError(f"expm needs matrices (rank >= 2), got shape {matrix.shape}")
-    wide = matrix.dtype == dtypes.float64
+    wide = matrix.dtype in (dtypes.float64, dtypes.complex128)
     theta, approximant = (_THETA13, _pade13) if wide else (_THETA7, _pade7)
     one_norm = reduction_ops.reduce_max(
         reduction_ops.reduce_sum(math_ops.abs(array_ops.stop_gradient(matrix)), -2), -1)
@@ -73,14 +79,14 @@ def expm(input, name=None):  # noqa: A002 - TF's argument name
                                 array_ops.zeros_like(squarings))
     scale = array_ops.expand_dims(array_ops.expand_dims(math_ops.pow(
         array_ops.ones_like(squarings) * 2.0, -squarings), -1), -1)
-    scaled = matrix * scale
+    scaled = matrix * math_ops.cast(scale, matrix.dtype)
     u, v = approximant(scaled, _identity_like(matrix))
     result = solve(v - u, v + u)
     counts = array_ops.expand_dims(array_ops.expand_dims(squarings, -1), -1)
     rounds = math_ops.cast(reduction_ops.reduce_max(squarings), dtypes.int32)
 
     def square_some(step, current):
-        pending = math_ops.less(math_ops.cast(step, matrix.dtype), counts)
+        pending = math_ops.less(math_ops.cast(step, counts.dtype), counts)
         squared = matmul(current, current)
         return step + 1, math_ops.where_v2(pending, squared, current)
 

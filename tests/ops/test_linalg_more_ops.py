@@ -6,6 +6,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.framework import errors
+from tensorweave.testing import gradient_checker
 
 from .op_harness import (Floats, OpCase, check_case_gradient, check_gradient_rows_cover,
                          covered, gradient_params, run_case, value_params)
@@ -34,8 +35,9 @@ def np_lu(a):
 
 def np_expm(a):
     """Taylor series of A / 2^10, squared back ten times."""
-    scaled = np.asarray(a, np.float64) / 1024.0
-    term = total = np.broadcast_to(np.eye(a.shape[-1]), a.shape).copy()
+    a = np.asarray(a)
+    scaled = a.astype(np.result_type(a, np.float64)) / 1024.0
+    term = total = np.broadcast_to(np.eye(a.shape[-1], dtype=scaled.dtype), a.shape).copy()
     for k in range(1, 30):
         term = term @ scaled / k
         total = total + term
@@ -49,9 +51,18 @@ def np_sqrtm(a):
     return ((vectors * np.sqrt(values)[..., None, :]) @ np.linalg.inv(vectors)).real
 
 
-def np_logm(a):
-    values, vectors = np.linalg.eig(a)
-    return (vectors * np.log(values.astype(complex))[..., None, :]) @ np.linalg.inv(vectors)
+def np_logm_spd(a):
+    values, vectors = np.linalg.eigh(a)
+    return (vectors * np.log(values)[..., None, :]) @ np.swapaxes(vectors, -1, -2)
+
+
+def np_logm_rotation(a):
+    """Closed form: log of r [[cos t, -sin t], [sin t, cos t]] is [[log r, -t], [t, log r]]."""
+    radius, angle = np.hypot(a[0, 0], a[1, 0]), np.arctan2(a[1, 0], a[0, 0])
+    out = np.zeros((3, 3))
+    out[:2, :2] = [[np.log(radius), -angle], [angle, np.log(radius)]]
+    out[2, 2] = np.log(a[2, 2])
+    return out
 
 
 class PositiveSpectrum:
@@ -94,7 +105,7 @@ class DominantDiagonals:
 
 def np_tridiagonal(d):
     m = d.shape[-1]
-    out = np.zeros(d.shape[:-2] + (m, m))
+    out = np.zeros(d.shape[:-2] + (m, m), dtype=d.dtype)
     i = np.arange(m)
     out[..., i, i] = d[..., 1, :]
     out[..., i[:-1], i[1:]] = d[..., 0, :-1]
@@ -137,11 +148,11 @@ CASES = [
            (PositiveSpectrum((4, 4)),), grad=1, rtol=1e-4, atol=1e-4),
     OpCase("logm_spd", {"MatrixLogarithm"},
            lambda a: tf.real(tf.linalg.logm(tf.cast(a, tf.complex128))),
-           lambda a: np_logm(a).real, (PositiveDefinite((2, 3, 3)),), dtypes=(np.float64,)),
+           np_logm_spd, (PositiveDefinite((2, 3, 3)),), dtypes=(np.float64,)),
     OpCase("logm_rotation", {"MatrixLogarithm"}, lambda a: [
         tf.real(tf.linalg.logm(tf.cast(a, tf.complex64))),
         tf.imag(tf.linalg.logm(tf.cast(a, tf.complex64)))],
-        lambda a: [np_logm(a).real, np_logm(a).imag], (Rotations(),), dtypes=(np.float32,),
+        lambda a: [np_logm_rotation(a), np.zeros((3, 3))], (Rotations(),), dtypes=(np.float32,),
         atol=1e-5),
     OpCase("tridiagonal_solve", {"TridiagonalSolve"}, tf.linalg.tridiagonal_solve,
            lambda d, b: np.linalg.solve(np_tridiagonal(d), b),
@@ -260,3 +271,48 @@ def test_bad_input_names_the_op():
                 session.run(negative)
             with pytest.raises(errors.InvalidArgumentError, match="Lu"):
                 session.run(singular)
+
+
+def test_logm_of_a_complex_normal_matrix():
+    rng = np.random.default_rng(5)
+    unitary, _ = np.linalg.qr(rng.normal(size=(4, 4)) + 1j * rng.normal(size=(4, 4)))
+    values = rng.uniform(0.5, 2, 4) * np.exp(1j * rng.uniform(-3, 3, 4))
+    a = (unitary * values) @ unitary.conj().T
+    with tf.Graph().as_default():
+        with tf.Session() as session:
+            log64, log128 = session.run([tf.linalg.logm(a.astype(np.complex64)),
+                                         tf.linalg.logm(a)])
+    want = (unitary * np.log(values)) @ unitary.conj().T
+    assert log64.dtype == np.complex64 and log128.dtype == np.complex128
+    np.testing.assert_allclose(log128, want, atol=1e-12)
+    np.testing.assert_allclose(log64, want, atol=2e-5)
+
+
+def test_complex_expm_and_tridiagonal_solve():
+    rng = np.random.default_rng(6)
+    a = rng.normal(size=(2, 3, 3)) + 1j * rng.normal(size=(2, 3, 3))
+    diagonals = DominantDiagonals((3, 4))(rng, np.float64) + 1j * rng.uniform(-1, 1, (3, 4))
+    rhs = rng.normal(size=(4, 2)) + 1j * rng.normal(size=(4, 2))
+    with tf.Graph().as_default():
+        with tf.Session() as session:
+            e128, e64, solved = session.run([tf.linalg.expm(a),
+                                             tf.linalg.expm(a.astype(np.complex64)),
+                                             tf.linalg.tridiagonal_solve(diagonals, rhs)])
+    want = np_expm(a)
+    np.testing.assert_allclose(e128, want, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(e64, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(solved, np.linalg.solve(np_tridiagonal(diagonals), rhs),
+                               atol=1e-12)
+
+
+def test_complex_tridiagonal_solve_gradient_through_real_and_imaginary_parts():
+    rng = np.random.default_rng(8)
+    diagonals = DominantDiagonals((3, 4))(rng, np.float64)
+
+    def loss(d_real, d_imag, b_real, b_imag):
+        solution = tf.linalg.tridiagonal_solve(tf.complex(d_real, d_imag),
+                                               tf.complex(b_real, b_imag))
+        return [tf.real(solution), tf.imag(solution)]
+
+    gradient_checker.check_gradients(loss, [diagonals, rng.uniform(-0.5, 0.5, (3, 4)),
+                                            rng.normal(size=(4, 2)), rng.normal(size=(4, 2))])
