@@ -13,33 +13,30 @@ def _square(x, what):
                                           f"two dimensions, got shape {list(x.shape)}")
 
 
-def _lu_one(matrix):
-    """Doolittle with partial pivoting on one matrix: (packed L\\U, row permutation)."""
-    lu = matrix.copy()
-    n = lu.shape[0]
-    perm = np.arange(n)
-    for k in range(n):
-        pivot = k + int(np.argmax(np.abs(lu[k:, k])))
-        if lu[pivot, k] == 0:
-            raise errors.InvalidArgumentError(None, None, "Lu: input is not invertible (a zero "
-                                              f"pivot in column {k})")
-        if pivot != k:
-            lu[[k, pivot]] = lu[[pivot, k]]
-            perm[[k, pivot]] = perm[[pivot, k]]
-        lu[k + 1:, k] /= lu[k, k]
-        lu[k + 1:, k + 1:] -= np.outer(lu[k + 1:, k], lu[k, k + 1:])
-    return lu, perm
-
-
 @register_kernel("Lu")
 def lu(x, *, output_idx_type):
+    """Doolittle elimination with partial pivoting (the first largest |pivot|, as LAPACK's
+    getrf), each step applied to the whole batch at once."""
     _square(x, "Lu")
-    flat = x.reshape((-1,) + x.shape[-2:])
-    packed = np.empty_like(flat)
-    perms = np.empty(flat.shape[:-1], dtype=np.dtype(output_idx_type.np_dtype))
-    for i, matrix in enumerate(flat):
-        packed[i], perms[i] = _lu_one(matrix)
-    return packed.reshape(x.shape), perms.reshape(x.shape[:-1])
+    n = x.shape[-1]
+    if x.size == 0:
+        return x.copy(), np.zeros(x.shape[:-1], dtype=output_idx_type.np_dtype)
+    packed = x.reshape((-1, n, n)).copy()
+    batch = np.arange(packed.shape[0])
+    perms = np.broadcast_to(np.arange(n), (packed.shape[0], n)).copy()
+    for k in range(n):
+        pivots = k + np.argmax(np.abs(packed[:, k:, k]), axis=1)
+        if np.any(packed[batch, pivots, k] == 0):
+            raise errors.InvalidArgumentError(None, None, "Lu: input is not invertible (a zero "
+                                              f"pivot in column {k})")
+        rows_k, rows_pivot = packed[batch, k].copy(), packed[batch, pivots].copy()
+        packed[batch, k], packed[batch, pivots] = rows_pivot, rows_k
+        perm_k, perm_pivot = perms[batch, k].copy(), perms[batch, pivots].copy()
+        perms[batch, k], perms[batch, pivots] = perm_pivot, perm_k
+        packed[:, k + 1:, k] /= packed[:, k:k + 1, k]
+        packed[:, k + 1:, k + 1:] -= packed[:, k + 1:, k:k + 1] * packed[:, k:k + 1, k + 1:]
+    return (packed.reshape(x.shape),
+            perms.astype(output_idx_type.np_dtype).reshape(x.shape[:-1]))
 
 
 def _batched_inverse(x, what):

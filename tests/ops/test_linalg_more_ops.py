@@ -9,7 +9,8 @@ from tensorweave.framework import errors
 from tensorweave.testing import gradient_checker
 
 from .op_harness import (Floats, OpCase, check_case_gradient, check_gradient_rows_cover,
-                         covered, gradient_params, run_case, value_params)
+                         check_kernel_precision, covered, gradient_params, precision_params,
+                         run_case, value_params)
 from .test_linalg_ops import PositiveDefinite, WellConditioned
 
 
@@ -203,6 +204,14 @@ def test_values_dtypes_and_shapes(case, dtype, mode):
 @pytest.mark.parametrize("case,order,static_shapes", gradient_params(CASES))
 def test_numeric_gradient(case, order, static_shapes):
     check_case_gradient(case, order, static_shapes)
+
+
+# expm's graph holds a While loop, whose kernel takes a function the tracked-array replay
+# cannot give; the kernels inside it (MatMul, MatrixSolve, ...) are checked in their own rows.
+@pytest.mark.parametrize("case,dtype", precision_params(
+    [case for case in CASES if not case.name.startswith("expm")]))
+def test_kernels_compute_in_the_input_precision(case, dtype):
+    check_kernel_precision(case, dtype)
 
 
 def test_every_differentiable_op_has_a_gradient_row():
