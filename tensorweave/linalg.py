@@ -19,10 +19,11 @@ from tensorweave.ops.linalg_more_ops import (logm, lu, lu_matrix_inverse, lu_rec
                                              tridiagonal_solve)
 from tensorweave.ops.linalg_special_ops import eigh_tridiagonal, expm  # noqa: F401
 from tensorweave import linalg_experimental as experimental  # noqa: F401,E402
-from tensorweave.ops.linear_operator import (LinearOperator, LinearOperatorDiag,  # noqa: F401
-                                             LinearOperatorFullMatrix, LinearOperatorIdentity,
-                                             LinearOperatorLowerTriangular,
-                                             LinearOperatorScaledIdentity)
+from tensorweave.ops.linear_operator import (LinearOperator, LinearOperatorFullMatrix,  # noqa: F401
+                                             LinearOperatorLowerTriangular)
+from tensorweave.ops.linear_operator_diag import (LinearOperatorDiag,  # noqa: F401
+                                                  LinearOperatorIdentity,
+                                                  LinearOperatorScaledIdentity)
 from tensorweave.ops.linear_operator_compose import (  # noqa: F401
     LinearOperatorAdjoint, LinearOperatorBlockDiag, LinearOperatorBlockLowerTriangular,
     LinearOperatorComposition, LinearOperatorInversion, LinearOperatorKronecker)

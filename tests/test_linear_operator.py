@@ -277,3 +277,32 @@ def test_complex_circulant_and_diag():
     np.testing.assert_allclose(got[4], np.conj(diag)[:, None] * x[0, :3], atol=1e-12)
     np.testing.assert_allclose(got[5], x[0, :3] / np.conj(diag)[:, None], atol=1e-12)
     assert not diag_op.is_self_adjoint
+
+
+def test_circulant_kernel_and_hermitian_spectrum_assertion():
+    kernel = RNG.uniform(-1, 1, (2, 3))
+    with tf.Graph().as_default():
+        real_op = LA.LinearOperatorCirculant2D(np.fft.fft2(kernel), input_output_dtype=tf.float64)
+        skewed = LA.LinearOperatorCirculant(np.array([1.0, 2.0j, 3.0]))
+        assert real_op.block_shape.as_list() == [2, 3] and real_op.block_depth == 2
+        with tf.Session() as session:
+            got, shape = session.run([real_op.convolution_kernel(),
+                                      real_op.block_shape_tensor()])
+            session.run(real_op.assert_hermitian_spectrum())
+            with pytest.raises(tf.errors.InvalidArgumentError, match="Hermitian"):
+                session.run(skewed.assert_hermitian_spectrum())
+    np.testing.assert_allclose(got, kernel, atol=1e-12)
+    assert list(shape) == [2, 3]
+
+
+def test_properties_and_static_sizes():
+    with tf.Graph().as_default():
+        diag = LA.LinearOperatorDiag([1.0, 2.0])
+        scaled = LA.LinearOperatorScaledIdentity(2, 3.0)
+        assert diag.diag.shape.as_list() == [2] and scaled.multiplier.shape.as_list() == []
+        assert diag.is_self_adjoint and diag.is_square and diag.tensor_rank == 2
+        with pytest.raises(TypeError, match="num_rows"):
+            LA.LinearOperatorIdentity(tf.constant(3))
+        with pytest.raises(ValueError, match="static shape"):
+            LA.LinearOperatorBlockDiag([LA.LinearOperatorFullMatrix(
+                tf.placeholder(tf.float32, [None, None]))])

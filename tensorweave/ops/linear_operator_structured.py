@@ -3,15 +3,16 @@ ops), Householder reflections, permutations, tridiagonal matrices, low-rank upda
 solve, determinant lemma) and the zero operator."""
 import numpy as np
 
-from tensorweave.framework import dtypes
+from tensorweave.framework import dtypes, tensor_shape
 from tensorweave.framework.constant_op import constant, convert_to_tensor
-from tensorweave.ops import array_ops, math_ops, reduction_ops, slicing_ops, spectral_ops
+from tensorweave.ops import (array_ops, check_ops, math_ops, reduction_ops, slicing_ops,
+                             spectral_ops)
 from tensorweave.ops.indexing_ops import one_hot
 from tensorweave.ops.linalg_more_ops import (_diagonals, _transposed_compact, tridiagonal_matmul,
                                              tridiagonal_solve)
 from tensorweave.ops.linalg_ops import matmul
 from tensorweave.ops.linear_operator import LinearOperator, _dim
-from tensorweave.ops.math_compose_ops import real
+from tensorweave.ops.math_compose_ops import imag, real
 from tensorweave.ops.matrix_ops import adjoint as matrix_adjoint
 from tensorweave.ops.matrix_ops import eye, matrix_transpose
 from tensorweave.ops.pad_tile_ops import reverse
@@ -80,6 +81,30 @@ class _BaseCirculant(LinearOperator):
 
     def _shape(self):
         return self.spectrum.shape[:-self.block_depth].concatenate([self._size, self._size])
+
+    @property
+    def block_shape(self):
+        return tensor_shape.TensorShape(self._block_shape)
+
+    def block_shape_tensor(self):
+        return convert_to_tensor(self._block_shape, dtype=dtypes.int32)
+
+    def convolution_kernel(self, name="convolution_kernel"):
+        """The kernel the operator convolves with (circularly): the inverse DFT of the
+        spectrum, real when the operator's dtype is."""
+        kernel = _TRANSFORMS[self.block_depth][1](self.spectrum)
+        return kernel if self.dtype.is_complex else math_ops.cast(real(kernel), self.dtype)
+
+    def assert_hermitian_spectrum(self, name="assert_hermitian_spectrum"):
+        """Fails at run time unless the spectrum is Hermitian (the operator then maps reals
+        to reals)."""
+        kernel = _TRANSFORMS[self.block_depth][1](self.spectrum)
+        imaginary = math_ops.abs(imag(kernel))
+        eps = float(np.finfo(self.spectrum.dtype.real_dtype.np_dtype).eps)
+        limit = 100 * eps * (1 + reduction_ops.reduce_max(math_ops.abs(kernel)))
+        return check_ops.assert_less_equal(reduction_ops.reduce_max(imaginary), limit,
+                                           message=f"{self.name}: the spectrum is not "
+                                           "Hermitian", name=name)
 
     def _apply(self, x, spectrum_factor):
         forward, inverse = _TRANSFORMS[self.block_depth]
