@@ -14,10 +14,14 @@ from tensorweave.framework import dtypes
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.ops import array_ops, math_ops, reduction_ops, slicing_ops
 from tensorweave.ops.clip_ops import norm
+from tensorweave.ops.complex_ops import complex as complex_
+from tensorweave.ops.cumulative_ops import cumsum
 from tensorweave.ops.linalg_decomp_ops import eigh, eigvalsh, solve
 from tensorweave.ops.linalg_ops import matmul
+from tensorweave.ops.math_compose_ops import imag, real
 from tensorweave.ops.matrix_ops import eye, matrix_diag
 from tensorweave.ops.pad_tile_ops import pad
+from tensorweave.ops.special_math_ops import atan2
 from tensorweave.ops.while_ops import while_loop
 
 _PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
@@ -101,18 +105,26 @@ def _tridiagonal_matrix(alpha, beta):
     return matrix_diag(alpha) + pad(off, [[0, 1], [1, 0]]) + pad(off, [[1, 0], [0, 1]])
 
 
+def _hermitian_to_real(alpha, beta):
+    """T (Hermitian tridiagonal, super-diagonal beta) = D S D^H with S real symmetric
+    (off-diagonal |beta|) and D = diag(exp(i c)), c_0 = 0, c_k+1 = c_k - arg(beta_k): S has
+    T's eigenvalues and T's eigenvectors are D times S's. Returns (S's alpha, beta, c)."""
+    beta_real, beta_imag = real(beta), imag(beta)
+    angles = slicing_ops.concat([array_ops.zeros_like(beta_real[:1]),
+                                 cumsum(-atan2(beta_imag, beta_real))], 0)
+    return real(alpha), math_ops.abs(beta), angles
+
+
 def eigh_tridiagonal(alpha, beta, eigvals_only=True, select="a", select_range=None, tol=None,
                      name=None):
-    """Eigenvalues (ascending; with eigenvectors as columns unless eigvals_only) of the real
-    symmetric tridiagonal matrix with diagonal alpha [n] and off-diagonal beta [n-1]. select
-    'a' all, 'i' the eigenvalues of indices select_range = [lo, hi] (inclusive), 'v' those in
-    the half-open interval (lo, hi]. tol is accepted for TF's signature (LAPACK's tolerance
-    governs)."""
+    """Eigenvalues (ascending; with eigenvectors as columns unless eigvals_only) of the
+    Hermitian tridiagonal matrix with diagonal alpha [n] and super-diagonal beta [n-1] (the
+    sub-diagonal is conj(beta); a complex alpha's imaginary part is ignored, as TF does).
+    select 'a' all, 'i' the eigenvalues of indices select_range = [lo, hi] (inclusive), 'v'
+    those in the half-open interval (lo, hi]. tol is accepted for TF's signature (LAPACK's
+    tolerance governs)."""
     alpha = convert_to_tensor(alpha, name="alpha")
-    beta = convert_to_tensor(beta, dtype=alpha.dtype, name="beta")
-    if alpha.dtype.is_complex:
-        raise TypeError("eigh_tridiagonal: complex (Hermitian) input is not supported; pass "
-                        "real alpha and beta")
+    beta = convert_to_tensor(beta, name="beta")
     if alpha.shape.ndims not in (None, 1) or beta.shape.ndims not in (None, 1):
         raise ValueError(f"eigh_tridiagonal: alpha and beta must be vectors, got shapes "
                          f"{alpha.shape} and {beta.shape}")
@@ -120,18 +132,28 @@ def eigh_tridiagonal(alpha, beta, eigvals_only=True, select="a", select_range=No
         raise ValueError(f"eigh_tridiagonal: select must be 'a', 'i' or 'v', got {select!r}")
     if select != "a" and (select_range is None or len(select_range) != 2):
         raise ValueError(f"eigh_tridiagonal: select={select!r} needs select_range=(lo, hi)")
+    angles = None
+    if alpha.dtype.is_complex or beta.dtype.is_complex:
+        complex_dtype = alpha.dtype if alpha.dtype.is_complex else beta.dtype
+        alpha, beta, angles = _hermitian_to_real(math_ops.cast(alpha, complex_dtype),
+                                                 math_ops.cast(beta, complex_dtype))
+    else:
+        beta = math_ops.cast(beta, alpha.dtype)
     matrix = _tridiagonal_matrix(alpha, beta)
     if eigvals_only:
         values, vectors = eigvalsh(matrix), None
     else:
         values, vectors = eigh(matrix)
+        if angles is not None:
+            phases = complex_(math_ops.cos(angles), math_ops.sin(angles))
+            vectors = array_ops.expand_dims(phases, -1) * math_ops.cast(vectors, phases.dtype)
     if select == "i":
         lo, hi = int(select_range[0]), int(select_range[1])
         values = values[lo:hi + 1]
         vectors = None if vectors is None else vectors[:, lo:hi + 1]
     elif select == "v":
-        lo = convert_to_tensor(select_range[0], dtype=alpha.dtype)
-        hi = convert_to_tensor(select_range[1], dtype=alpha.dtype)
+        lo = convert_to_tensor(select_range[0], dtype=values.dtype)
+        hi = convert_to_tensor(select_range[1], dtype=values.dtype)
         keep = math_ops.logical_and(math_ops.greater(values, lo), math_ops.less_equal(values, hi))
         values = slicing_ops.boolean_mask(values, keep)
         vectors = None if vectors is None else slicing_ops.boolean_mask(vectors, keep, axis=1)

@@ -325,3 +325,24 @@ def test_complex_tridiagonal_solve_gradient_through_real_and_imaginary_parts():
 
     gradient_checker.check_gradients(loss, [diagonals, rng.uniform(-0.5, 0.5, (3, 4)),
                                             rng.normal(size=(4, 2)), rng.normal(size=(4, 2))])
+
+
+def test_eigh_tridiagonal_of_a_hermitian_matrix():
+    rng = np.random.default_rng(9)
+    alpha = rng.normal(size=5) + 1j * rng.normal(size=5)   # imaginary part ignored, as TF
+    beta = rng.normal(size=4) + 1j * rng.normal(size=4)
+    beta[2] = 0
+    dense = np.diag(alpha.real) + np.diag(beta, 1) + np.diag(beta.conj(), -1)
+    with tf.Graph().as_default():
+        values, vectors = tf.linalg.eigh_tridiagonal(alpha, beta, eigvals_only=False)
+        values64 = tf.linalg.eigh_tridiagonal(alpha.astype(np.complex64),
+                                              beta.astype(np.complex64), select="i",
+                                              select_range=(1, 3))
+        with tf.Session() as session:
+            values, vectors, values64 = session.run([values, vectors, values64])
+    assert values.dtype == np.float64 and vectors.dtype == np.complex128
+    assert values64.dtype == np.float32
+    np.testing.assert_allclose(values, np.linalg.eigvalsh(dense), atol=1e-12)
+    np.testing.assert_allclose(values64, np.linalg.eigvalsh(dense)[1:4], atol=1e-5)
+    np.testing.assert_allclose(dense @ vectors, vectors * values, atol=1e-12)
+    np.testing.assert_allclose(vectors.conj().T @ vectors, np.eye(5), atol=1e-12)
