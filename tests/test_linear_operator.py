@@ -306,3 +306,19 @@ def test_properties_and_static_sizes():
         with pytest.raises(ValueError, match="static shape"):
             LA.LinearOperatorBlockDiag([LA.LinearOperatorFullMatrix(
                 tf.placeholder(tf.float32, [None, None]))])
+
+
+def test_low_rank_update_hints_follow_the_base():
+    with tf.Graph().as_default():
+        base = LA.LinearOperatorDiag([1.0, 2.0, 3.0], is_positive_definite=True)
+        u = np.ones((3, 1), np.float32)
+        plain = LA.LinearOperatorLowRankUpdate(base, u)
+        positive = LA.LinearOperatorLowRankUpdate(base, u, diag_update=[2.0],
+                                                  is_diag_update_positive=True)
+        unknown = LA.LinearOperatorLowRankUpdate(base, u, diag_update=[-2.0])
+        assert plain.is_self_adjoint and plain.is_positive_definite
+        assert positive.is_positive_definite and positive.is_diag_update_positive
+        assert unknown.is_positive_definite is None
+        with tf.Session() as session:
+            factor = session.run(plain.cholesky().to_dense())
+    np.testing.assert_allclose(factor, np.linalg.cholesky(np.diag([1.0, 2, 3]) + 1), rtol=1e-6)

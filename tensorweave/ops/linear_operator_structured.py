@@ -272,9 +272,14 @@ class LinearOperatorLowRankUpdate(LinearOperator):
                                                             name="v")
         self.diag_update = None if diag_update is None else convert_to_tensor(
             diag_update, dtype=base_operator.dtype, name="diag_update")
-        if v is None and is_self_adjoint is None and base_operator.is_self_adjoint and \
-                not self.u.dtype.is_complex:
+        symmetric_update = v is None and (is_diag_update_positive or diag_update is None)
+        if is_self_adjoint is None and base_operator.is_self_adjoint and symmetric_update:
             is_self_adjoint = True
+        # A positive definite base plus U D U^H with D > 0 stays positive definite.
+        if is_positive_definite is None and base_operator.is_positive_definite and \
+                symmetric_update:
+            is_positive_definite = True
+        self.is_diag_update_positive = is_diag_update_positive
         super().__init__(base_operator.dtype, None, is_non_singular, is_self_adjoint,
                          is_positive_definite, is_square, name)
 
