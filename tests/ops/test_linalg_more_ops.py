@@ -346,3 +346,16 @@ def test_eigh_tridiagonal_of_a_hermitian_matrix():
     np.testing.assert_allclose(values64, np.linalg.eigvalsh(dense)[1:4], atol=1e-5)
     np.testing.assert_allclose(dense @ vectors, vectors * values, atol=1e-12)
     np.testing.assert_allclose(vectors.conj().T @ vectors, np.eye(5), atol=1e-12)
+
+
+def test_complex_lu_factors():
+    rng = np.random.default_rng(10)
+    a = rng.normal(size=(2, 4, 4)) + 1j * rng.normal(size=(2, 4, 4))
+    with tf.Graph().as_default():
+        with tf.Session() as session:
+            packed, perm = session.run(tf.linalg.lu(a.astype(np.complex64)))
+    assert packed.dtype == np.complex64
+    for matrix, factors, order in zip(a, packed, perm):
+        lower, upper = np.tril(factors, -1) + np.eye(4), np.triu(factors)
+        np.testing.assert_allclose(lower @ upper, matrix[order], atol=1e-5)
+        assert np.all(np.abs(np.tril(factors, -1)) <= 1 + 1e-6)   # partial pivoting
