@@ -260,11 +260,6 @@ class LinearOperator:
                                              is_square=True)
 
 
-def _hints(kwargs):
-    return {key: kwargs.get(key) for key in ("is_non_singular", "is_self_adjoint",
-                                             "is_positive_definite", "is_square")}
-
-
 class LinearOperatorFullMatrix(LinearOperator):
     def __init__(self, matrix, is_non_singular=None, is_self_adjoint=None,
                  is_positive_definite=None, is_square=None, name="LinearOperatorFullMatrix"):

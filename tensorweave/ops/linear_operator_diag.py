@@ -13,6 +13,16 @@ from tensorweave.ops.matrix_ops import eye
 class _RowScaling(LinearOperator):
     """An operator that scales the rows of its argument by `_scale(adjoint)` (broadcast)."""
 
+    def _init_scaling(self, values, is_non_singular, is_self_adjoint, is_positive_definite,
+                      name):
+        """A real scaling is self-adjoint (TF rejects is_self_adjoint=False for one)."""
+        if not values.dtype.is_complex:
+            if is_self_adjoint is False:
+                raise ValueError(f"{name}: a real diagonal operator is always self-adjoint")
+            is_self_adjoint = True
+        LinearOperator.__init__(self, values.dtype, None, is_non_singular, is_self_adjoint,
+                                is_positive_definite, True, name)
+
     def _matmul(self, x, adjoint, adjoint_arg):
         return self._scale(adjoint) * (matrix_adjoint(x) if adjoint_arg else x)
 
@@ -28,10 +38,8 @@ class LinearOperatorDiag(_RowScaling):
             raise ValueError(f"{name}: diag needs rank >= 1, got shape {self._diag.shape}")
         if is_square is False:
             raise ValueError(f"{name}: a diagonal operator is always square")
-        if not self._diag.dtype.is_complex and is_self_adjoint is None:
-            is_self_adjoint = True
-        super().__init__(self._diag.dtype, None, is_non_singular, is_self_adjoint,
-                         is_positive_definite, True, name)
+        self._init_scaling(self._diag, is_non_singular, is_self_adjoint, is_positive_definite,
+                           name)
 
     diag = property(lambda self: self._diag)
 
@@ -76,10 +84,8 @@ class LinearOperatorScaledIdentity(_RowScaling):
         self._num_rows = int(num_rows)
         if self._num_rows < 0:
             raise ValueError(f"{name}: num_rows must be >= 0, got {num_rows}")
-        if not self._multiplier.dtype.is_complex and is_self_adjoint is None:
-            is_self_adjoint = True
-        super().__init__(self._multiplier.dtype, None, is_non_singular, is_self_adjoint,
-                         is_positive_definite, True, name)
+        self._init_scaling(self._multiplier, is_non_singular, is_self_adjoint,
+                           is_positive_definite, name)
 
     multiplier = property(lambda self: self._multiplier)
 
