@@ -36,3 +36,5 @@ from tensorweave.ops import sequence_parsing_ops  # noqa: F401
 from tensorweave.ops import lookup_ops  # noqa: F401
 from tensorweave.ops import compat_ops_more  # noqa: F401
 from tensorweave.ops import random_gamma_ops  # noqa: F401
+from tensorweave.ops import linalg_more_ops  # noqa: F401
+from tensorweave.ops import linalg_special_ops  # noqa: F401

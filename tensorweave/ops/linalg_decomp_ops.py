@@ -86,7 +86,8 @@ register_op("MatrixInverse", inputs=["input: T"], outputs=["output: T"],
             shape_fn=_square_shape("matrix_inverse"), allowed_types={"T": _FLOATS})
 register_op("MatrixSolve", inputs=["matrix: T", "rhs: T"], outputs=["output: T"],
             attrs={"T": "type", "adjoint": ("bool", False)},
-            shape_fn=_solve_shape("matrix_solve"), allowed_types={"T": _FLOATS})
+            shape_fn=_solve_shape("matrix_solve"),
+            allowed_types={"T": _FLOATS + (dtypes.complex64, dtypes.complex128)})
 register_op("MatrixTriangularSolve", inputs=["matrix: T", "rhs: T"], outputs=["output: T"],
             attrs={"T": "type", "lower": ("bool", True), "adjoint": ("bool", False)},
             shape_fn=_solve_shape("matrix_triangular_solve"), allowed_types={"T": _FLOATS})
