@@ -27,8 +27,9 @@ class _Source:
         self.description = type(dataset).__name__
         self.options = options.pipeline_options(dataset)
 
-    def make_iterator(self, captured_values):
-        ctx = IterationContext(dict(zip(map(id, self.captures), captured_values)), self.options)
+    def make_iterator(self, captured_values, runtime=None):
+        ctx = IterationContext(dict(zip(map(id, self.captures), captured_values)), self.options,
+                               runtime)
         return self.dataset._elements(ctx)
 
 
