@@ -285,6 +285,26 @@ class StructuredFunction:
         return self.bind_batched(_NO_SESSION)(flat_batch)
 
 
+def resources_used(dataset):
+    """The table and variable ops of the pipeline's graph that the traced functions of
+    `dataset` and of the datasets it reads use (mirrored in their bodies), each once."""
+    found, seen, stack = [], set(), [dataset]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for value in vars(current).values():
+            if isinstance(value, StructuredFunction) and value.mode == "graph":
+                graph = value._graph
+                found.extend(op for op in graph.mirrored_resources + graph.mirrored_variables
+                             if op not in found)
+                if value._returns_dataset:
+                    stack.append(value._dataset)
+        stack.extend(getattr(current, "_inputs", ()))
+    return found
+
+
 class _Body:
     """A traced function body and the constants it captured, run by runtime/functions.py."""
 

@@ -178,3 +178,38 @@ def test_a_pipeline_read_without_a_session_refuses_tables_naming_them():
         words = tf.data.Dataset.from_tensor_slices(np.array([b"a"], dtype=object))
         with pytest.raises(ValueError, match="plain_vocab.*through an iterator"):
             list(words.map(table.lookup).as_numpy_iterator())
+
+
+def test_an_iterator_on_another_worker_uses_that_tasks_table_and_variable():
+    """The iterator is colocated with what its functions use, so the table and the variable
+    live on the task whose resource manager runs the functions."""
+    workers, ps_servers = tf.test.create_local_cluster(2, 1)
+    try:
+        with tf.Graph().as_default():
+            table = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+                tf.constant([b"x", b"y"]), tf.constant([5, 6], tf.int64)), -1)
+            offset = tf.Variable(100, dtype=tf.int64)
+            words = tf.data.Dataset.from_tensor_slices(np.array([b"y", b"z", b"x"], object))
+            with tf.device("/job:worker/task:1"):
+                iterator = words.map(lambda w: table.lookup(w) + offset) \
+                    .make_initializable_iterator()
+                element = iterator.get_next()
+            with tf.Session(workers[0].target) as sess:
+                sess.run([tf.tables_initializer(), tf.global_variables_initializer()],
+                         options=BOUNDED)
+                sess.run(iterator.initializer, options=BOUNDED)
+                assert [int(v) for v in _read_all(sess, element)] == [106, 99, 105]
+    finally:
+        for server in workers + ps_servers:
+            server.stop()
+
+
+def test_a_variable_on_another_task_than_the_iterator_is_refused_naming_both():
+    """The case that still cannot work: a function body runs on its iterator's task only."""
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/task:0"):
+            weight = tf.Variable(1.0, name="ps_weight")
+        dataset = tf.data.Dataset.range(3).map(lambda x: tf.cast(x, tf.float32) * weight)
+        with tf.device("/job:worker/task:0"):
+            with pytest.raises(ValueError, match="ps_weight.*job:ps.*job:worker"):
+                dataset.make_initializable_iterator()
