@@ -237,6 +237,15 @@ class StructuredFunction:
                                     dtypes.as_dtype(array.dtype)))
         self.output_spec = structure.pack_as(result, specs)
 
+    def resources(self):
+        """(table and variable ops of the pipeline's graph the body uses, the dataset it
+        returns or None)."""
+        if self.mode != "graph":
+            return [], None
+        graph = self._graph
+        return (graph.mirrored_resources + graph.mirrored_variables,
+                self._dataset if self._returns_dataset else None)
+
     # --- calling -----------------------------------------------------------------------------------
     def bind(self, ctx):
         """`call(flat)`: this function for one instantiation of the pipeline (its
@@ -283,26 +292,6 @@ class StructuredFunction:
     def call_batched(self, flat_batch):
         """Runs a vectorizable function once on stacked components, outside any iterator."""
         return self.bind_batched(_NO_SESSION)(flat_batch)
-
-
-def resources_used(dataset):
-    """The table and variable ops of the pipeline's graph that the traced functions of
-    `dataset` and of the datasets it reads use (mirrored in their bodies), each once."""
-    found, seen, stack = [], set(), [dataset]
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        for value in vars(current).values():
-            if isinstance(value, StructuredFunction) and value.mode == "graph":
-                graph = value._graph
-                found.extend(op for op in graph.mirrored_resources + graph.mirrored_variables
-                             if op not in found)
-                if value._returns_dataset:
-                    stack.append(value._dataset)
-        stack.extend(getattr(current, "_inputs", ()))
-    return found
 
 
 class _Body:

@@ -51,6 +51,25 @@ def _to_host_cpu(op):
     return op
 
 
+def _resources_used(dataset):
+    """The table and variable ops of the pipeline's graph that the traced functions of
+    `dataset` and of the datasets it reads use (mirrored in their bodies), each once."""
+    found, seen, stack = [], set(), [dataset]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for value in vars(current).values():
+            if isinstance(value, functions.StructuredFunction):
+                ops, returned = value.resources()
+                found.extend(op for op in ops if op not in found)
+                if returned is not None:
+                    stack.append(returned)
+        stack.extend(getattr(current, "_inputs", ()))
+    return found
+
+
 def _beside_resources(iterator_op, used):
     """Puts the iterator and the tables and variables its dataset's functions use on one task:
     the functions run on the iterator's device against that task's resources (functions.py).
@@ -152,7 +171,7 @@ class Iterator:
         if not isinstance(dataset, Dataset):
             raise TypeError(f"make_initializer() takes a Dataset, got {type(dataset).__name__}")
         _check_compatible(self._element_spec, dataset.element_spec)
-        _beside_resources(self._handle.op, functions.resources_used(dataset))
+        _beside_resources(self._handle.op, _resources_used(dataset))
         key, source = _source_key(dataset)
         with graph_lib.get_default_graph().colocate_with(self._handle.op):
             return dataset_ops.make_iterator(self._handle, key, source.captures, name=name)
@@ -206,7 +225,7 @@ def make_one_shot_iterator(dataset):
     flat = dataset._flat_specs()
     handle = dataset_ops.one_shot_iterator(key, [s.dtype for s in flat], [s.shape for s in flat])
     _to_host_cpu(handle.op)
-    _beside_resources(handle.op, functions.resources_used(dataset))
+    _beside_resources(handle.op, _resources_used(dataset))
     return Iterator(handle, None, dataset.element_spec)
 
 
