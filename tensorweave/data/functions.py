@@ -11,10 +11,11 @@ or a variable of the pipeline's graph used inside the function (the NMT tutorial
 task that holds the iterator: the body mirrors it (a table, like a variable, is named by its
 container and shared name), it is never copied. Variables are read when the function runs,
 so an element made after an assign sees the new value. Those resources outlive steps, so the
-iterator's prefetch and parallel-map threads can run the function between steps. A function that cannot
-be traced because it needs concrete values (it calls NumPy on its arguments, or branches on them)
-is run directly on the NumPy components instead; its outputs then have known rank but unknown
-dimensions, since only a run shows them.
+iterator's prefetch and parallel-map threads can run the function between steps.
+
+A function that cannot be traced because it needs concrete values (it calls NumPy on its
+arguments, or branches on them) is run directly on the NumPy components instead; its outputs
+then have known rank but unknown dimensions, since only a run shows them.
 
 A traced function whose ops are all elementwise (and that reads no state) is *vectorizable*:
 `map(f).batch(n)` then runs f once per batch on the stacked components instead of n times,
@@ -23,11 +24,15 @@ which gives the same values (elementwise ops commute with stacking).
 Limits: other tensors of the pipeline's graph the function uses are captured as values, known
 when traced: constants work; a tensor whose value only a session knows (a placeholder, a
 computed tensor) is refused with an error saying how to pass it instead. A pipeline read
-without an iterator op (`as_numpy_iterator`, cardinality) has no session: its functions run
-against a private resource manager, and one that uses a table or variable is refused with an
-error saying to read the dataset through an iterator.
+without an iterator op (`as_numpy_iterator`) has no session: its functions run against a
+private resource manager, and one that uses a table or variable is refused with an error
+saying to read the dataset through an iterator; so are group_by_window's and
+bucket_by_sequence_length's key and window-size functions, which are called without the
+pipeline's context. A table or variable explicitly on another task than the iterator cannot be
+reached (iterator_ops.py refuses it when the iterator is made).
 """
 import itertools
+import types
 import warnings
 
 import numpy as np
@@ -312,31 +317,23 @@ class _Body:
             if self.uses_state is not None:
                 raise ValueError(
                     f"{self.description} uses {self.uses_state}, a table or variable of the "
-                    "pipeline's graph, which only a session holds: read this dataset through an "
-                    "iterator (make_initializable_iterator / make_one_shot_iterator) run in "
-                    "the session that initialises it.")
-            runtime = _private_runtime()
+                    "pipeline's graph, which only a session holds, and it runs without one "
+                    "here: read this dataset through an iterator (make_initializable_iterator "
+                    "/ make_one_shot_iterator) run in the session that initialises it. (The "
+                    "key and window-size functions of group_by_window and "
+                    "bucket_by_sequence_length always run without one: apply the table to "
+                    "the elements in a map() before them.)")
+            runtime = _PRIVATE_RUNTIME
         run = runtime.function(self.graph)
         constants, arg_dtypes = self.constants, self.arg_dtypes
         return lambda flat: run([_as_input(value, dtype) for value, dtype in
                                  zip(flat, arg_dtypes)] + constants)
 
 
-class _NoSession:
-    runtime = None
-
-
-_NO_SESSION = _NoSession()
-_PRIVATE = []
-
-
-def _private_runtime():
-    """The context of functions run outside any iterator: stateless bodies only (_Body)."""
-    if not _PRIVATE:
-        _PRIVATE.append(scheduler.StepContext(None, _LOCAL_CPU, None,
-                                              cancellation.CancellationToken(),
-                                              resources.ResourceManager()))
-    return _PRIVATE[0]
+# Functions run outside any iterator: no session's runtime, so stateless bodies only (_Body).
+_NO_SESSION = types.SimpleNamespace(runtime=None)
+_PRIVATE_RUNTIME = scheduler.StepContext(None, _LOCAL_CPU, None, cancellation.CancellationToken(),
+                                         resources.ResourceManager())
 
 
 def _as_input(value, dtype):
