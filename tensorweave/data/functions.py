@@ -167,7 +167,7 @@ class StructuredFunction:
         variables are not captured but mirrored (they resolve where the body runs)."""
         values = []
         for outer in graph.captured_outer:
-            value = tensor_util.constant_value(outer)
+            value = tensor_util.constant_value(_origin(outer))
             if value is None and outer.op.op_def.is_stateful:
                 raise ValueError(f"{self._describe()} uses {outer.name}, the output of the "
                                  f"stateful op {outer.op.type} of the pipeline's graph, whose "
@@ -343,6 +343,16 @@ def _as_input(value, dtype):
     if dtype is dtypes.string:
         return tensor_util.to_numpy(np.asarray(value), dtypes.string)
     return np.asarray(value, dtype=dtype.np_dtype)
+
+
+def _origin(tensor):
+    """The tensor a capture placeholder of an enclosing function body (a dataset function
+    built inside flat_map's function) stands for; `tensor` itself otherwise."""
+    graph = tensor.graph
+    while isinstance(graph, function_graph.FuncGraph) and tensor in graph.inputs[graph.num_args:]:
+        tensor = graph.captured_outer[graph.inputs.index(tensor) - graph.num_args]
+        graph = tensor.graph
+    return tensor
 
 
 def _batched_shape(shape):

@@ -213,3 +213,20 @@ def test_a_variable_on_another_task_than_the_iterator_is_refused_naming_both():
         with tf.device("/job:worker/task:0"):
             with pytest.raises(ValueError, match="ps_weight.*job:ps.*job:worker"):
                 dataset.make_initializable_iterator()
+
+
+def test_tables_in_flat_map_inner_datasets_and_in_filter():
+    with tf.Graph().as_default():
+        table = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+            tf.constant([b"a", b"b", b"c"]), tf.constant([1, 2, 3], tf.int64)), 0)
+        lines = tf.data.Dataset.from_tensor_slices(np.array([b"a b", b"c x a"], object))
+        ids = lines.flat_map(lambda line: tf.data.Dataset.from_tensor_slices(
+            tf.string_split([line]).values).map(table.lookup))
+        known = lines.flat_map(lambda line: tf.data.Dataset.from_tensor_slices(
+            tf.string_split([line]).values)).filter(lambda word: table.lookup(word) > 1)
+        first, second = ids.make_initializable_iterator(), known.make_initializable_iterator()
+        with tf.Session() as sess:
+            sess.run(tf.tables_initializer())
+            sess.run([first.initializer, second.initializer])
+            assert [int(v) for v in _read_all(sess, first.get_next())] == [1, 2, 3, 0, 1]
+            assert _read_all(sess, second.get_next()) == [b"b", b"c"]
