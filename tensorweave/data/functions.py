@@ -243,8 +243,7 @@ class StructuredFunction:
         self.output_spec = structure.pack_as(result, specs)
 
     def resources(self):
-        """(table and variable ops of the pipeline's graph the body uses, the dataset it
-        returns or None)."""
+        """(the pipeline graph's tables and variables it uses, the dataset it returns)."""
         if self.mode != "graph":
             return [], None
         graph = self._graph
@@ -260,23 +259,22 @@ class StructuredFunction:
         run = self._body.runner(ctx.runtime)
         if self._returns_dataset:
             return lambda flat: (self._dataset, run(flat))
-        wraps = self._wrap_strings
-        return lambda flat: tuple([_as_array(value, wrap) for value, wrap in
-                                   zip(run(flat), wraps)])
+        return self._arrays(run)
 
     def bind_batched(self, ctx):
         """`call(flat_batch)` running a vectorizable function once on stacked components."""
         if self._batched is None:
             self._trace(batched=True)
-        run = self._batched.runner(ctx.runtime)
+        return self._arrays(self._batched.runner(ctx.runtime))
+
+    def _arrays(self, run):
         wraps = self._wrap_strings
         return lambda flat: tuple([_as_array(value, wrap) for value, wrap in
                                    zip(run(flat), wraps)])
 
     def __call__(self, flat):
-        """Runs the function on one element's components outside any iterator (against a
-        private resource manager); returns the output components (for a dataset-returning
-        function: the Dataset and its captured values)."""
+        """The function on one element outside any iterator: its output components (for a
+        dataset-returning function: the Dataset and its captured values)."""
         if self._private_call is None:
             self._private_call = self.bind(_NO_SESSION)
         return self._private_call(flat)
@@ -311,8 +309,7 @@ class _Body:
         self.uses_state = mirrored[0].name if mirrored else None
 
     def runner(self, runtime):
-        """`run(flat) -> outputs` within `runtime` (a step context outliving its step), or
-        against a private resource manager when the pipeline has no iterator op."""
+        """`run(flat) -> outputs` within `runtime` (a step context outliving its step)."""
         if runtime is None:
             if self.uses_state is not None:
                 raise ValueError(
@@ -330,7 +327,7 @@ class _Body:
                                  zip(flat, arg_dtypes)] + constants)
 
 
-# Functions run outside any iterator: no session's runtime, so stateless bodies only (_Body).
+# Outside any iterator: no session's runtime, so stateless bodies only (_Body.runner).
 _NO_SESSION = types.SimpleNamespace(runtime=None)
 _PRIVATE_RUNTIME = scheduler.StepContext(None, _LOCAL_CPU, None, cancellation.CancellationToken(),
                                          resources.ResourceManager())
