@@ -28,16 +28,20 @@ class IterationContext:
     """What one instantiation of a pipeline shares: the values of its captured tensors, and
     per-instantiation state (shuffle epoch counters, in-memory caches) keyed by dataset."""
 
-    def __init__(self, captured=None, options=None):
+    def __init__(self, captured=None, options=None, runtime=None):
         self.captured = captured or {}
         self.state = {}
         self.options = options  # the pipeline's tf.data.Options (options.py), None = defaults
         self.skip_errors = False  # inside ignore_errors(): drop elements whose function fails
+        # The iterator op's step context, outliving its step (kernels/dataset.py): functions
+        # run against its resource manager (functions.StructuredFunction.bind). None when
+        # the pipeline is read without an iterator op.
+        self.runtime = runtime
 
     def nested(self, captured):
         """A context for a dataset made inside this pipeline (interleave): its own captured
-        values, this pipeline's state and options."""
-        inner = IterationContext(captured, self.options)
+        values, this pipeline's state, options and runtime."""
+        inner = IterationContext(captured, self.options, self.runtime)
         inner.state, inner.skip_errors = self.state, self.skip_errors
         return inner
 

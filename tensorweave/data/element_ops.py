@@ -181,9 +181,10 @@ class _RejectionResampleDataset(Dataset):
         rng = np.random.default_rng(list(self._seed_pair))
         counts = np.ones(len(self._target))
         source = self._inputs[0]._elements(ctx)
+        class_of = self._class_fn.bind(ctx)
         try:
             for element in source:
-                label = self._class_fn(element)[0]
+                label = class_of(element)[0]
                 index = int(label)
                 if not 0 <= index < len(self._target):
                     raise errors.InvalidArgumentError(

@@ -101,9 +101,10 @@ class _ScanDataset(Dataset):
     def _elements(self, ctx):
         state = tuple(self._state_leaves)
         source = self._inputs[0]._elements(ctx)
+        fn = self._fn.bind(ctx)
         try:
             for element in source:
-                flat = self._fn(state + tuple(element))
+                flat = fn(state + tuple(element))
                 state = tuple(flat[:self._state_size])
                 if not self._emit_state_only:
                     yield tuple(flat[self._state_size:])
@@ -139,9 +140,10 @@ class _TakeWhileDataset(Dataset):
 
     def _elements(self, ctx):
         source = self._inputs[0]._elements(ctx)
+        predicate = self._fn.bind(ctx)
         try:
             for element in source:
-                if not self._fn(element)[0]:
+                if not predicate(element)[0]:
                     return
                 yield element
         finally:

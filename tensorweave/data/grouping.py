@@ -272,17 +272,19 @@ class _GroupByReducerDataset(Dataset):
     def _elements(self, ctx):
         states = {}
         source = self._inputs[0]._elements(ctx)
+        key_of, init = self._key_fn.bind(ctx), self._init.bind(ctx)
+        reduce, finalize = self._reduce.bind(ctx), self._finalize.bind(ctx)
         try:
             for element in source:
-                key = int(self._key_fn(element)[0])
+                key = int(key_of(element)[0])
                 state = states.get(key)
                 if state is None:
-                    state = self._init((np.int64(key),))
-                states[key] = self._reduce(tuple(state) + tuple(element))
+                    state = init((np.int64(key),))
+                states[key] = reduce(tuple(state) + tuple(element))
         finally:
             source.close()
         for key in sorted(states):
-            yield self._finalize(tuple(states[key]))
+            yield finalize(tuple(states[key]))
 
 
 def group_by_reducer(key_func, reducer):

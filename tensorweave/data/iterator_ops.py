@@ -13,6 +13,7 @@ import copy
 from tensorweave.framework import data_parallel
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.device import DeviceSpec
+from tensorweave.data import functions
 from tensorweave.data import options
 from tensorweave.data import structure
 from tensorweave.data.dataset import Dataset, IterationContext, TensorDataset
@@ -31,8 +32,9 @@ class _Source:
         self.description = type(dataset).__name__
         self.options = options.pipeline_options(dataset)
 
-    def make_iterator(self, captured_values):
-        ctx = IterationContext(dict(zip(map(id, self.captures), captured_values)), self.options)
+    def make_iterator(self, captured_values, runtime=None):
+        ctx = IterationContext(dict(zip(map(id, self.captures), captured_values)), self.options,
+                               runtime)
         return self.dataset._elements(ctx)
 
 
@@ -51,6 +53,61 @@ def _to_host_cpu(op):
         if spec.device_type not in (None, "CPU") or spec.device_index not in (None, 0):
             op._set_device(spec.replace(device_type="CPU", device_index=0).to_string())
     return op
+
+
+def _resources_used(dataset):
+    """The table and variable ops of the pipeline's graph that the traced functions of
+    `dataset` and of the datasets it reads use (mirrored in their bodies), each once."""
+    found, seen, stack = [], set(), [dataset]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for value in vars(current).values():
+            if isinstance(value, functions.StructuredFunction):
+                ops, returned = value.resources()
+                found.extend(op for op in ops if op not in found)
+                if returned is not None:
+                    stack.append(returned)
+        stack.extend(getattr(current, "_inputs", ()))
+    return found
+
+
+def _beside_resources(iterator_op, used):
+    """Puts the iterator and the tables and variables its dataset's functions use on one task:
+    the functions run on the iterator's device against that task's resources (functions.py).
+    Each run places only the ops it needs (a table is placed when tables_initializer() runs,
+    without its iterator), so a colocation group is not enough: a resource without a device
+    takes the iterator's, an iterator without one takes the first placed resource's task. A
+    table or variable explicitly on another task than the iterator cannot be reached (TF
+    would call across devices): refused here, naming both, rather than failing later as an
+    uninitialised table."""
+    if not used:
+        return
+    placed = [op for op in used if op.device]
+    if not iterator_op.device and placed:
+        task = DeviceSpec.from_string(placed[0].device)
+        iterator_op._set_device(task.replace(device_type="CPU", device_index=0).to_string())
+    if iterator_op.device:
+        mine = DeviceSpec.from_string(iterator_op.device)
+        for op in placed:
+            theirs = DeviceSpec.from_string(op.device)
+            if any(a is not None and b is not None and a != b for a, b in (
+                    (mine.job, theirs.job), (mine.replica, theirs.replica),
+                    (mine.task, theirs.task))):
+                raise ValueError(
+                    f"The dataset's functions use {op.type} {op.name} on {op.device}, but its "
+                    f"iterator {iterator_op.name} runs on {iterator_op.device}: tf.data "
+                    "functions run on their iterator's task and can only use its tables and "
+                    "variables. Create the table or variable on that task (or without a "
+                    "device), or apply it to get_next()'s output instead.")
+        for op in used:
+            if not op.device:
+                op._set_device(iterator_op.device)
+    groups = set(iterator_op.attrs.get("_class") or ())
+    groups.update(f"loc:@{op.name}" for op in used)
+    iterator_op._set_attr("_class", sorted(groups))
 
 
 class Iterator:
@@ -118,6 +175,7 @@ class Iterator:
         if not isinstance(dataset, Dataset):
             raise TypeError(f"make_initializer() takes a Dataset, got {type(dataset).__name__}")
         _check_compatible(self._element_spec, dataset.element_spec)
+        _beside_resources(self._handle.op, _resources_used(dataset))
         key, source = _source_key(_rank_shard(dataset))
         with graph_lib.get_default_graph().colocate_with(self._handle.op):
             return dataset_ops.make_iterator(self._handle, key, source.captures, name=name)
@@ -204,6 +262,7 @@ def make_one_shot_iterator(dataset):
     flat = dataset._flat_specs()
     handle = dataset_ops.one_shot_iterator(key, [s.dtype for s in flat], [s.shape for s in flat])
     _to_host_cpu(handle.op)
+    _beside_resources(handle.op, _resources_used(dataset))
     return Iterator(handle, None, dataset.element_spec)
 
 

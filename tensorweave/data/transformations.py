@@ -40,7 +40,7 @@ class MapDataset(Dataset):
 
     def _elements(self, ctx):
         source = self._inputs[0]._elements(ctx)
-        fn = _skipping(self._fn) if ctx.skip_errors else self._fn
+        fn = _skipping(self._fn.bind(ctx)) if ctx.skip_errors else self._fn.bind(ctx)
         parallelism = self._parallelism
         if parallelism > 1 and ctx.options is not None:
             parallelism = options_lib.parallelism(ctx.options, parallelism)
@@ -65,7 +65,7 @@ class MapDataset(Dataset):
         inner = child._batches(ctx, batch_size, drop_remainder)
         if inner is None:
             inner = batching.stacked_batches(child._elements(ctx), batch_size, drop_remainder)
-        return _mapped(self._fn.call_batched, inner)
+        return _mapped(self._fn.bind_batched(ctx), inner)
 
 
 _SKIPPED = object()
@@ -111,7 +111,7 @@ class FilterDataset(Dataset):
 
     def _elements(self, ctx):
         source = self._inputs[0]._elements(ctx)
-        fn = _skipping(self._fn) if ctx.skip_errors else self._fn
+        fn = _skipping(self._fn.bind(ctx)) if ctx.skip_errors else self._fn.bind(ctx)
         try:
             for element in source:
                 keep = fn(element)
@@ -136,7 +136,7 @@ class InterleaveDataset(Dataset):
         self._block_length = self._param(block_length)
 
     def _open(self, element, ctx):
-        dataset, values = self._fn(element)
+        dataset, values = self._fn.bind(ctx)(element)
         return dataset._elements(ctx.nested(dict(zip(map(id, dataset._captures()), values))))
 
     def _elements(self, ctx):

@@ -167,9 +167,10 @@ class _SnapshotDataset(Dataset):
         writers = {}
         complete = False
         source = self._inputs[0]._elements(ctx)
+        shard_of = None if self._shard_fn is None else self._shard_fn.bind(ctx)
         try:
             for element in source:
-                shard = 0 if self._shard_fn is None else int(self._shard_fn(element)[0])
+                shard = 0 if shard_of is None else int(shard_of(element)[0])
                 if shard < 0:
                     raise errors.InvalidArgumentError(None, None, f"snapshot: shard_func "
                                                       f"returned {shard}; shards are >= 0")

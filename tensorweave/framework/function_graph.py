@@ -16,6 +16,10 @@ variable. Reading a tf.Variable the usual way (`v * 2`) uses its snapshot, an or
 tensor, which is captured as a value when the functional op starts (as TF 1.x's Enter does), and
 gradients flow to the variable through it.
 
+Ops owning a named resource (a lookup table, a queue: stateful, no inputs, `container` and
+`shared_name` attrs) are mirrored the same way: a body's `table.lookup(...)` uses the table the
+enclosing graph's session initialised, on the resource manager the body runs against.
+
 `targets` are the stateful ops of the body that run even when no output depends on them
 (assign, print, assert): a branch's side effects happen exactly when the branch is taken.
 
@@ -43,6 +47,13 @@ def outermost_graph(graph):
     return graph
 
 
+def _owns_named_resource(op):
+    """True for an op that owns a resource named by its (container, shared_name) attrs: a
+    stateful op of no inputs carrying both (HashTableV2, FIFOQueueV2, ...)."""
+    return (not op.inputs and op.op_def.is_stateful and "container" in op.attrs and
+            "shared_name" in op.attrs)
+
+
 class FuncGraph(Graph):
     """The body of one function; the default graph while its Python callable is traced."""
 
@@ -59,6 +70,7 @@ class FuncGraph(Graph):
         self.captured_outer = []   # outer-graph tensors behind the capture placeholders
         self._captures = {}        # captured tensor (any enclosing graph) -> its placeholder
         self.mirrored_variables = []  # the original VariableV2 ops mirrored here
+        self.mirrored_resources = []  # the original table (queue, ...) ops mirrored here
         self._mirrors = {}
         self.outer_control_inputs = []
         if outer_graph is not None:
@@ -112,6 +124,8 @@ class FuncGraph(Graph):
             return tensor  # bind_inputs reports the foreign graph, naming the op
         if tensor.op.type == "VariableV2":
             return self._mirror_variable(tensor.op)
+        if _owns_named_resource(tensor.op):
+            return self._mirror_resource(tensor.op)
         found = self._captures.get(tensor)
         if found is None:
             outer = tensor if tensor.graph is self.outer_graph else \
@@ -138,6 +152,25 @@ class FuncGraph(Graph):
             mirror._mirror_of = original
             self._mirrors[original] = mirror
             self.mirrored_variables.append(original)
+        return mirror.outputs[0]
+
+    def _mirror_resource(self, resource_op):
+        """The body's own op owning the same (container, shared_name) resource as
+        `resource_op` (a table, a queue): its handle names, where the body runs, the resource
+        the enclosing graph's op made and initialised, not a value captured at call time."""
+        original = getattr(resource_op, "_mirror_of", resource_op)
+        mirror = self._mirrors.get(original)
+        if mirror is None:
+            outer = self.outer_graph
+            if isinstance(outer, FuncGraph) and original.graph is not outer:
+                outer._mirror_resource(original)
+            attrs = {key: value for key, value in original.attrs.items()
+                     if not key.startswith("_")}
+            attrs["shared_name"] = attrs["shared_name"] or original.name
+            mirror = self.create_op(original.type, [], attrs, name=original.name)
+            mirror._mirror_of = original
+            self._mirrors[original] = mirror
+            self.mirrored_resources.append(original)
         return mirror.outputs[0]
 
     def control_dependencies(self, control_inputs):

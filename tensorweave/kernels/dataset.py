@@ -3,8 +3,14 @@
 The data layer (L4) builds datasets; this layer cannot import it, so a dataset reaches a kernel
 through the process-wide registry below (the data layer fills it, `dataset` attrs name entries).
 A registered *source* needs only:
-  source.make_iterator(captured_values) -> an iterator of flat element tuples (NumPy arrays in
+  source.make_iterator(captured_values, runtime)
+                                        -> an iterator of flat element tuples (NumPy arrays in
                                            the source's component order) with a close() method;
+                                           `runtime` is the iterator op's step context made to
+                                           outlive its step (`step.outliving()`): the pipeline's
+                                           functions run against its resource manager and device,
+                                           so tables and variables they use are those of the
+                                           session (the task) that holds the iterator;
   source.output_types                   -> the DTypes of the components;
   source.description                    -> how errors name it.
 Entries are kept for the life of the process, so a GraphDef naming a dataset can be imported and
@@ -202,20 +208,20 @@ def iterator_v2(resource, *, output_types, output_shapes):
 
 
 @register_kernel("OneShotIterator", resource="resource",
-                 resource_factory=_make_one_shot_resource)
-def one_shot_iterator(resource, *, dataset, output_types, output_shapes):
+                 resource_factory=_make_one_shot_resource, step_context=True)
+def one_shot_iterator(step, resource, *, dataset, output_types, output_shapes):
     if not resource.started:
         source = lookup_dataset(dataset)
-        resource.start_once(lambda: source.make_iterator(()))
+        resource.start_once(lambda: source.make_iterator((), step.outliving()))
     return resource.handle
 
 
-@register_kernel("MakeIterator")
-def make_iterator(handle, *arguments, dataset):
+@register_kernel("MakeIterator", step_context=True)
+def make_iterator(step, handle, *arguments, dataset):
     resource = resolve_handle(handle)
     source = lookup_dataset(dataset)
     resource.check_types(source.output_types)
-    resource.start(source.make_iterator(arguments))
+    resource.start(source.make_iterator(arguments, step.outliving()))
     return ()
 
 

@@ -113,9 +113,9 @@ def _split(line, delimiter, index, path, number):
 @register_kernel("LookupTableFindV2", resource="resource_ref")
 def lookup_table_find(table, keys, default_value, *, Tin, Tout):  # noqa: N803
     if not table.initialized:
-        raise errors.FailedPreconditionError(None, None, "Table not initialized: run "
-                                             "tf.tables_initializer() (or the table's "
-                                             "initializer) first")
+        raise errors.FailedPreconditionError(None, None, f"Table {table.name} not "
+                                             "initialized: run tf.tables_initializer() (or "
+                                             "the table's initializer) first")
     keys = np.asarray(keys)
     default = np.asarray(default_value).reshape(()).item() if np.size(default_value) == 1 \
         else default_value

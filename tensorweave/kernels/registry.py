@@ -31,7 +31,9 @@ each step and partition; kernels rely only on this interface:
                       `remove_callback(id)`, `raise_if_cancelled()`;
   step.run_function(func, inputs)  runs a function body (a "func" attr: If, While) on this
                       device within this step, returns its outputs (runtime/functions.py);
-  step.function(func)  the same as a callable `run(inputs)`, looked up once (a loop's body).
+  step.function(func)  the same as a callable `run(inputs)`, looked up once (a loop's body);
+  step.outliving()     a context with the same device and resource manager that stays valid
+                      after the step, for functions a resource runs later (an iterator's).
 `execution` says how the executor runs a kernel:
   "sync"      it computes and returns (the default);
   "blocking"  it may wait (a dequeue on an empty queue, take_grad before N gradients); it runs

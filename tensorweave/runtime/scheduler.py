@@ -17,10 +17,12 @@ running or waiting, so when `run` returns or raises, no thread of the step is le
 import queue
 import threading
 import time
+import weakref
 
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.runtime import cancellation as cancellation_lib
 from tensorweave.runtime import executor
 from tensorweave.runtime import functions
 from tensorweave.runtime import rendezvous as rendezvous_lib
@@ -50,6 +52,35 @@ class StepContext:
     def function(self, func):
         """`run(inputs) -> outputs` for a body a kernel calls many times (While)."""
         return functions.bind(self, func)
+
+    def outliving(self):
+        """A context on this step's device and resource manager that outlives the step, for
+        a resource that runs function bodies between steps, on threads of its own (an
+        iterator's map functions, its prefetch): those bodies must find the resources this
+        step's session made (tables, variables) when no step is running."""
+        return OutlivingContext(self.device, self.resource_manager)
+
+
+class OutlivingContext(StepContext):
+    """A step context kept by a resource of a resource manager (an iterator) to run function
+    bodies later: its own cancellation token, no rendezvous (a body never sends), and the
+    manager held weakly, since the manager owns the resource that holds this context (held
+    strongly, an iterator would keep its closed session's resources alive)."""
+
+    __slots__ = ("_manager",)
+
+    def __init__(self, device, resource_manager):  # noqa: D107 - the slots, bar the manager
+        self.step_id, self.device, self.rendezvous = None, device, None
+        self.cancellation = cancellation_lib.CancellationToken()
+        self._manager = weakref.ref(resource_manager)
+
+    @property
+    def resource_manager(self):
+        manager = self._manager()
+        if manager is None:
+            raise errors.CancelledError(None, None, "The session (resource manager) that "
+                                        "owned this resource was closed.")
+        return manager
 
 
 class DeviceLanes:
