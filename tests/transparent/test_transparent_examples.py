@@ -45,14 +45,15 @@ def test_mnist_softmax_on_two_ranks_reaches_the_single_process_band():
 
 def test_mnist_lenet_on_two_ranks_reaches_the_single_process_band(tmp_path):
     data = require_mnist()
-    args = ["--data_dir", data, "--steps", "60"]
+    # 150 steps: past the early phase where unseeded runs of one setup still differ by ~0.07.
+    args = ["--data_dir", data, "--steps", "150"]
     single = _accuracy(_single_process("mnist_lenet.py", *args), r"test accuracy (\S+)")
     _, ranks, _ = run_transparent(2, os.path.join(REPO, "examples", "mnist_lenet.py"), *args,
                                   "--checkpoint_dir", str(tmp_path), timeout=120)
     double = _accuracy("\n".join(ranks[0]), r"test accuracy (\S+)")
-    assert single > 0.8
+    assert single > 0.9
     assert double >= single - 0.03, (single, double)
     # MonitoredTrainingSession's checkpoint and summary hooks ran on rank 0 only
     files = os.listdir(tmp_path)
     assert len([f for f in files if f.startswith("events.out.tfevents")]) == 1, files
-    assert any(f.startswith("model.ckpt-60") for f in files), files
+    assert any(f.startswith("model.ckpt-150") for f in files), files
