@@ -10,6 +10,7 @@ error's class and a message naming what was wrong, never a Python traceback.
 import logging
 import select
 import socket
+import ssl
 import threading
 
 from tensorweave.framework import errors
@@ -120,6 +121,8 @@ class TcpServer:
                         conn.sendall(HEADER.pack(len(payload), OK))
                         conn.sendall(payload)
                     continue
+                if _caller_left(conn):
+                    return  # abandoned while queued (this process was paused): never run it
                 handler = self._methods.get(method)
                 if isinstance(handler, _Streaming):
                     handler.start(conn, bytes(body), streams)
@@ -203,6 +206,19 @@ class _Outstanding:
     def add(self, delta):
         with self._lock:
             self.count = max(0, self.count + delta)
+
+
+def _caller_left(conn):
+    """True when the client closed the connection after sending its request: it gave up on
+    the call (its deadline passed while the request waited, e.g. this process was stopped
+    and resumed). Running such a call would take queue elements or tokens for nobody (a
+    sync-replicas job stalled so). A TLS connection cannot be peeked at: False."""
+    if isinstance(conn, ssl.SSLSocket) or not _wait_readable(conn, 0):
+        return False  # nothing more to read: the caller still waits
+    try:
+        return conn.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True  # reset by the peer
 
 
 def _wait_readable(conn, timeout):
