@@ -31,6 +31,9 @@ _log = logging.getLogger("tensorweave.distributed")
 # room (its client, if still there, gets AbortedError and creates a new one); if none is that
 # idle, CreateSession is refused with ResourceExhaustedError.
 MAX_SESSIONS = 1024
+# Planning is linear in a graph's size but not free (~70 us a node here): one request must
+# not hold a master's CPU for minutes. RPCOptions.max_graph_nodes / --max-graph-nodes.
+DEFAULT_MAX_GRAPH_NODES = 100_000
 IDLE_SESSION_SECONDS = 600.0
 _LOCAL_MASTERS = {}
 _LOCAL_MASTERS_LOCK = threading.Lock()
@@ -154,7 +157,18 @@ class Master:
         self._last_used = {}  # handle -> time.monotonic() of its last call
         self._lock = threading.Lock()
 
+    def _check_graph_size(self, graph_def, method):
+        rpc = getattr(self.env.default_config, "rpc_options", None)
+        limit = int(getattr(rpc, "max_graph_nodes", 0) or 0) or DEFAULT_MAX_GRAPH_NODES
+        if len(graph_def.node) > limit:
+            raise errors.ResourceExhaustedError(
+                None, None, f"{method}: the GraphDef has {len(graph_def.node)} nodes, more than "
+                f"the {limit} this master accepts in one request (raise it with tensorweave "
+                "server --max-graph-nodes or RPCOptions(max_graph_nodes=...) in the server's "
+                "config, or send the graph in smaller parts)")
+
     def create_session(self, request):
+        self._check_graph_size(request.graph_def, "CreateSession")
         # Unguessable: a handle is what lets a caller run, extend or close a session.
         handle = f"{self.env.local_task}/session-{secrets.token_hex(16)}"
         options = master_pb2.SessionOptions()
@@ -168,6 +182,7 @@ class Master:
                                                 graph_version=session.graph_version)
 
     def extend_session(self, request):
+        self._check_graph_size(request.graph_def, "ExtendSession")
         version = self._session(request.session_handle).extend(request.graph_def,
                                                                 request.current_graph_version)
         return master_pb2.ExtendSessionResponse(new_graph_version=version)
