@@ -117,3 +117,26 @@ def test_the_master_refuses_a_graph_over_its_node_cap():
         with tf.Graph().as_default():  # the server still serves
             with tf.Session(server.target) as sess:
                 assert sess.run(_chain(3)) == 3.0
+
+
+def test_one_client_holds_at_most_its_quota_of_master_sessions():
+    from tensorweave.distributed.protos import master_pb2
+    import grpc
+    with server_util.ServerProcess(["--max-sessions-per-client", "2"]) as server:
+        with tf.Graph().as_default() as graph:
+            tf.constant(1.0, name="c")
+        request = master_pb2.CreateSessionRequest(graph_def=graph.as_graph_def())
+
+        def create():
+            return master_pb2.CreateSessionResponse.FromString(server_util.raw_call(
+                server.address, "MasterService", "CreateSession", request)).session_handle
+
+        handles = [create(), create()]
+        with pytest.raises(grpc.RpcError) as info:
+            create()
+        assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "2 open sessions" in info.value.details()
+        assert "--max-sessions-per-client" in info.value.details()
+        server_util.raw_call(server.address, "MasterService", "CloseSession",
+                             master_pb2.CloseSessionRequest(session_handle=handles[0]))
+        create()  # a closed session frees its place

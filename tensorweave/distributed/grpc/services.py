@@ -195,7 +195,8 @@ class MasterServicer:
     def handler(self):
         methods = {
             "CreateSession": _unary(master_pb2.CreateSessionRequest,
-                                    lambda r, c: self.master.create_session(r)),
+                                    lambda r, c: self.master.create_session(
+                                        r, _client_address(c))),
             "ExtendSession": _unary(master_pb2.ExtendSessionRequest,
                                     lambda r, c: self.master.extend_session(r)),
             "RunStep": _unary(master_pb2.RunStepRequest, self.run_step),
@@ -228,3 +229,12 @@ class MasterServicer:
             response.tensor.add(name=name, tensor=self.store.pack(fetched[name], wire.RAW,
                                                                   request.reader))
         return response
+
+
+def _client_address(context):
+    """The caller's host from gRPC's peer string ("ipv4:127.0.0.1:5301", "ipv6:[::1]:5301")."""
+    peer = context.peer() or ""
+    kind, _, rest = peer.partition(":")
+    if kind in ("ipv4", "ipv6"):
+        return rest.rsplit(":", 1)[0].strip("[]")
+    return peer
