@@ -51,3 +51,61 @@ def test_sync_training_makes_progress_again_after_its_ps_was_paused(tmp_path):
         assert all(result["global_step"] >= last_step for result in results), results
         assert any("a new session will be created" in text for text in outputs)
         assert results[0]["error"] < 0.5, results[0]
+
+
+def test_the_chief_takes_a_step_whose_submissions_were_lost(caplog):
+    """The mechanism on its own, in one process: something else on the ps (as the abandoned
+    polls did) takes the first step's two submissions. The chief still sees both gradients in
+    the count accumulator, takes the step and releases their tokens, and training goes on;
+    each step still averages both workers' gradients (w = -lr * steps * mean(c))."""
+    import threading
+
+    import numpy as np
+
+    import tensorweave as tf
+    from tests.train.test_sync_replicas import InProcessCluster, _run_workers
+
+    cluster = InProcessCluster(2)
+    try:
+        with tf.Graph().as_default(), tf.device("/job:ps/task:0"):
+            submissions = tf.FIFOQueue(-1, tf.int64, shapes=[[]],
+                                       shared_name="sync_rep_submissions",
+                                       name="sync_rep_submissions")
+            take = submissions.dequeue()
+            thief = tf.Session(cluster.servers[0].target)
+        taken = []
+        thieves = [threading.Thread(target=lambda: taken.append(thief.run(take)), daemon=True)
+                   for _ in range(2)]
+        for thread in thieves:
+            thread.start()
+
+        def worker(index):
+            with tf.Graph().as_default(), tf.device(cluster.device_setter(index)):
+                w = tf.Variable(tf.zeros([2]), name="w")
+                step = tf.train.get_or_create_global_step()
+                loss = (1.0 + 2.0 * index) * tf.reduce_sum(w)
+                opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.5),
+                                                     2, 2)
+                train = opt.minimize(loss, global_step=step)
+                hooks = [opt.make_session_run_hook(index == 0),
+                         tf.train.StopAtStepHook(last_step=4)]
+                with tf.train.MonitoredTrainingSession(
+                        master=cluster.target(index), is_chief=index == 0, hooks=hooks,
+                        log_step_count_steps=0) as sess:
+                    while not sess.should_stop():
+                        sess.run(train)
+                with tf.Session(cluster.target(index)) as sess:
+                    return sess.run(w.value())
+
+        with caplog.at_level("WARNING", logger="tensorweave"):
+            results = _run_workers(worker, 2)
+        for thread in thieves:
+            thread.join(10)
+        assert sorted(int(value) for value in taken) == [0, 0]  # the first step's, both
+        assert any("submissions were read" in record.getMessage()
+                   for record in caplog.records)
+        for w in results.values():
+            np.testing.assert_allclose(w, [-0.5 * 4 * 2.0] * 2)
+        thief.close()
+    finally:
+        cluster.stop()
