@@ -109,3 +109,45 @@ def test_the_chief_takes_a_step_whose_submissions_were_lost(caplog):
         thief.close()
     finally:
         cluster.stop()
+
+
+def test_a_step_whose_caller_hung_up_takes_nothing_from_a_queue():
+    """A RunGraph blocked in a dequeue, whose caller closes its connection (it gave up on the
+    step), is cancelled: the element enqueued afterwards stays in the queue for the next
+    taker. (Before, the abandoned dequeue took it for nobody: a sync-replicas job lost its
+    tokens so.)"""
+    import random
+    import socket
+
+    import tensorweave as tf
+    from tensorweave.distributed.protos import worker_pb2
+    from tensorweave.distributed.tcp import framing, worker_methods
+    from tests.security import server_util
+
+    device = "/job:local/replica:0/task:0/device:CPU:0"
+    with server_util.ServerProcess() as server:
+        with tf.Graph().as_default() as graph, tf.device(device):
+            queue = tf.FIFOQueue(-1, tf.float32, shapes=[[]], shared_name="hangup_q",
+                                 name="hangup_q")
+            queue.dequeue(name="taken")
+        register = worker_pb2.RegisterGraphRequest(graph_def=graph.as_graph_def())
+        handle = worker_pb2.RegisterGraphResponse.FromString(server_util.raw_call(
+            server.address, "WorkerService", "RegisterGraph", register)).graph_handle
+        run = worker_pb2.RunGraphRequest(graph_handle=handle, step_id=random.getrandbits(62),
+                                         recv_key=["taken:0"]).SerializeToString()
+        port = server_util.tcp_port(server.address)
+        sock = server_util.tcp_connect(server.address, port)
+        sock.sendall(framing.HEADER.pack(len(run), worker_methods.RUN_GRAPH) + run)
+        time.sleep(1.0)  # the step waits in its dequeue
+        sock.shutdown(socket.SHUT_RDWR)
+        sock.close()
+        time.sleep(1.0)
+        with tf.Graph().as_default(), tf.device(device):
+            queue = tf.FIFOQueue(-1, tf.float32, shapes=[[]], shared_name="hangup_q",
+                                 name="hangup_q")
+            put = queue.enqueue(7.0)
+            size = queue.size()
+            with tf.Session(server.target) as sess:
+                sess.run(put)
+                time.sleep(0.5)
+                assert sess.run(size) == 1  # nobody took it

@@ -50,6 +50,15 @@ class _Connection:
         self.ready = False  # TLS handshake and token done
         self.since = time.monotonic()  # accepted, or its last call answered
         self.streams = _Outstanding()
+        self.call = None  # (on_hangup, body) while a call that can be cancelled runs
+
+
+class _InCall:
+    """Selector data of a connection whose call runs: readable then means its client hung
+    up (a client sends nothing while it waits for an answer)."""
+
+    def __init__(self, connection):
+        self.connection = connection
 
 
 class TcpServer:
@@ -65,6 +74,7 @@ class TcpServer:
         self._max_message_bytes = max_message_bytes
         self._per_peer_limit = max_connections_per_peer or DEFAULT_CONNECTIONS_PER_PEER
         self._methods = {}
+        self._on_hangup = {}
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._socket = socket.socket(family, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -81,13 +91,16 @@ class TcpServer:
         self._wake_read.setblocking(False)
         self._selector.register(self._wake_read, selectors.EVENT_READ, "wake")
         self._selector.register(self._socket, selectors.EVENT_READ, "accept")
-        self._rearm = []  # connections whose call ended: to watch again
+        self._rearm = []  # (connection, mode): to watch between calls, or for a hang-up
         self._pool = concurrent.futures.ThreadPoolExecutor(MAX_CALL_THREADS,
                                                            "tensorweave tcp call")
         threading.Thread(target=self._loop, daemon=True, name="tensorweave tcp").start()
 
-    def register(self, method, handler):
+    def register(self, method, handler, on_hangup=None):
+        """`on_hangup(body)`, if given, cancels a running call whose client hung up."""
         self._methods[method] = handler
+        if on_hangup is not None:
+            self._on_hangup[method] = on_hangup
 
     def register_streaming(self, method, handler):
         """`handler(body, reply, expect)` answers a request with several parts, later and from
@@ -111,13 +124,18 @@ class TcpServer:
                         self._wake_read.recv(4096)
                     except BlockingIOError:
                         pass
+                elif isinstance(key.data, _InCall):
+                    self._check_hangup(key.data.connection)
                 elif not self._closed:
                     self._unwatch(key.data)
                     self._pool.submit(self._serve_call, key.data)
             with self._lock:
                 rearm, self._rearm = self._rearm, []
-            for connection in rearm:
-                self._watch(connection)
+            for connection, mode in rearm:
+                if mode == "idle":
+                    self._watch(connection)
+                elif connection.call is not None:  # the call may have ended meanwhile
+                    self._watch(connection, _InCall(connection))
             if time.monotonic() >= next_sweep:
                 self._close_idle()
                 next_sweep = time.monotonic() + _SWEEP_SECONDS
@@ -156,11 +174,24 @@ class TcpServer:
             tune(sock, keepalive=False)
             self._watch(connection)
 
-    def _watch(self, connection):
+    def _watch(self, connection, data=None):
+        data = connection if data is None else data
         try:
-            self._selector.register(connection.sock, selectors.EVENT_READ, connection)
+            try:
+                self._selector.register(connection.sock, selectors.EVENT_READ, data)
+            except KeyError:  # watched for a hang-up still
+                self._selector.modify(connection.sock, selectors.EVENT_READ, data)
         except (KeyError, ValueError, OSError):
             self._drop(connection)
+
+    def _check_hangup(self, connection):
+        """A connection whose call runs became readable: if its client hung up, cancel the
+        call (what it waits for, a queue element or a token, must not go to nobody)."""
+        self._unwatch(connection)
+        call = connection.call
+        if call is not None and _caller_left(connection.sock):
+            on_hangup, body = call
+            self._pool.submit(_cancel, on_hangup, body)
 
     def _unwatch(self, connection):
         try:
@@ -205,8 +236,11 @@ class TcpServer:
             self._drop(connection)
             return
         connection.since = time.monotonic()
+        self._request_watch(connection, "idle")
+
+    def _request_watch(self, connection, mode):
         with self._lock:
-            self._rearm.append(connection)
+            self._rearm.append((connection, mode))
         try:
             self._wake_write.send(b"x")
         except OSError:
@@ -278,7 +312,14 @@ class TcpServer:
         if isinstance(handler, _Streaming):
             handler.start(conn, bytes(body), connection.streams)
             return True
-        status, out = self._dispatch(method, bytes(body))
+        on_hangup = self._on_hangup.get(method)
+        if on_hangup is not None and not isinstance(conn, ssl.SSLSocket):
+            connection.call = (on_hangup, bytes(body))
+            self._request_watch(connection, "call")
+        try:
+            status, out = self._dispatch(method, bytes(body))
+        finally:
+            connection.call = None
         conn.sendall(HEADER.pack(len(out), status) + out)
         return True
 
@@ -313,6 +354,13 @@ class TcpServer:
             except OSError:
                 pass
         self._pool.shutdown(wait=False)
+
+
+def _cancel(on_hangup, body):
+    try:
+        on_hangup(body)
+    except Exception:  # noqa: BLE001 - the call ends on its own deadline then
+        _log.debug("cancelling a call whose client hung up failed", exc_info=True)
 
 
 def _refuse(sock, message):
