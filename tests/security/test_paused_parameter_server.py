@@ -111,13 +111,16 @@ def test_the_chief_takes_a_step_whose_submissions_were_lost(caplog):
         cluster.stop()
 
 
-def test_a_step_whose_caller_hung_up_takes_nothing_from_a_queue():
-    """A RunGraph blocked in a dequeue, whose caller closes its connection (it gave up on the
-    step), is cancelled: the element enqueued afterwards stays in the queue for the next
+@pytest.mark.parametrize("transport", ["tcp", "grpc"])
+def test_a_step_whose_caller_hung_up_takes_nothing_from_a_queue(transport):
+    """A RunGraph blocked in a dequeue, whose caller closes its connection or whose gRPC call
+    expires (it gave up on the step), is aborted: the element enqueued afterwards stays in the queue for the next
     taker. (Before, the abandoned dequeue took it for nobody: a sync-replicas job lost its
     tokens so.)"""
     import random
     import socket
+
+    import grpc
 
     import tensorweave as tf
     from tensorweave.distributed.protos import worker_pb2
@@ -135,12 +138,18 @@ def test_a_step_whose_caller_hung_up_takes_nothing_from_a_queue():
             server.address, "WorkerService", "RegisterGraph", register)).graph_handle
         run = worker_pb2.RunGraphRequest(graph_handle=handle, step_id=random.getrandbits(62),
                                          recv_key=["taken:0"]).SerializeToString()
-        port = server_util.tcp_port(server.address)
-        sock = server_util.tcp_connect(server.address, port)
-        sock.sendall(framing.HEADER.pack(len(run), worker_methods.RUN_GRAPH) + run)
-        time.sleep(1.0)  # the step waits in its dequeue
-        sock.shutdown(socket.SHUT_RDWR)
-        sock.close()
+        if transport == "tcp":
+            port = server_util.tcp_port(server.address)
+            sock = server_util.tcp_connect(server.address, port)
+            sock.sendall(framing.HEADER.pack(len(run), worker_methods.RUN_GRAPH) + run)
+            time.sleep(1.0)  # the step waits in its dequeue
+            sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+        else:
+            with pytest.raises(grpc.RpcError) as info:
+                server_util.raw_call(server.address, "WorkerService", "RunGraph", run,
+                                     timeout=1.0)
+            assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
         time.sleep(1.0)
         with tf.Graph().as_default(), tf.device(device):
             queue = tf.FIFOQueue(-1, tf.float32, shapes=[[]], shared_name="hangup_q",
