@@ -56,6 +56,13 @@ def add_parser(commands):
                         help="PEM CA of the cluster: verify peers, require client certificates")
     server.add_argument("--max-message-bytes", type=int, default=0,
                         help="largest request accepted (default 256 MiB)")
+    server.add_argument("--max-connections-per-peer", type=int, default=0,
+                        help="TCP connections one peer address may hold (default 1024)")
+    server.add_argument("--max-sessions-per-client", type=int, default=0,
+                        help="master sessions one client address may hold (default 256)")
+    server.add_argument("--max-graph-nodes", type=int, default=0,
+                        help="nodes a session's GraphDef may hold per request (default "
+                        "100000)")
     server.add_argument("--allow-py-func", action="store_true",
                         help="run graphs holding tf.py_func ops (refused by default: their "
                              "Python functions exist only in the process that built them)")
@@ -85,6 +92,9 @@ def run(args):
     rpc = RPCOptions(auth_token=token or "", bind_host=args.host or "",
                      allowed_paths=list(args.allow_path or ()),
                      max_message_bytes=args.max_message_bytes, tls_cert_file=args.tls_cert,
+                     max_connections_per_peer=args.max_connections_per_peer,
+                     max_graph_nodes=args.max_graph_nodes,
+                     max_sessions_per_client=args.max_sessions_per_client,
                      tls_key_file=args.tls_key, tls_ca_file=args.tls_ca)
     server = Server(ClusterSpec(cluster), job, task,
                     config=ConfigProto(device_count={"CPU": args.cpus}, rpc_options=rpc),

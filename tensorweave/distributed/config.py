@@ -18,6 +18,13 @@ Security (security.py; a Server reads them from its config, a Session the token)
   bind_host             server: the interface to listen on (default: from its address; a
                         server without a token listens on loopback only);
   max_message_bytes     server: the largest request it reads (default 256 MiB);
+  max_connections_per_peer  server: TCP connections one peer address may hold (default
+                        1,024; more are refused with RESOURCE_EXHAUSTED);
+  max_graph_nodes       server: nodes a CreateSession / ExtendSession GraphDef may hold
+                        (default 100,000; more are refused with ResourceExhaustedError);
+  max_sessions_per_client  server: master sessions one client address may hold (default
+                        256; its least recently used session idle for 10 minutes makes room,
+                        else CreateSession is refused with ResourceExhaustedError);
   tls_cert_file, tls_key_file, tls_ca_file  PEM files: a server with a certificate speaks
                         only TLS; a client verifies servers with the CA (and presents its
                         certificate when servers require one).
@@ -46,7 +53,8 @@ class RPCOptions(config_lib._Options):  # noqa: SLF001 - the runtime's options b
                "tensor_wire_encoding": "float32", "data_planes": list,
                "peer_timeout_in_ms": 0, "auth_token": "", "allowed_paths": list,
                "bind_host": "", "max_message_bytes": 0, "tls_cert_file": "",
-               "tls_key_file": "", "tls_ca_file": ""}
+               "tls_key_file": "", "tls_ca_file": "", "max_connections_per_peer": 0,
+               "max_graph_nodes": 0, "max_sessions_per_client": 0}
 
     def __repr__(self):  # never print the token
         text = super().__repr__()

@@ -31,6 +31,12 @@ _log = logging.getLogger("tensorweave.distributed")
 # room (its client, if still there, gets AbortedError and creates a new one); if none is that
 # idle, CreateSession is refused with ResourceExhaustedError.
 MAX_SESSIONS = 1024
+# Planning is linear in a graph's size but not free (~70 us a node here): one request must
+# not hold a master's CPU for minutes. RPCOptions.max_graph_nodes / --max-graph-nodes.
+DEFAULT_MAX_GRAPH_NODES = 100_000
+# Sessions one client address may hold (RPCOptions.max_sessions_per_client /
+# --max-sessions-per-client); a client's own idle sessions make room first, as above.
+DEFAULT_MAX_SESSIONS_PER_CLIENT = 256
 IDLE_SESSION_SECONDS = 600.0
 _LOCAL_MASTERS = {}
 _LOCAL_MASTERS_LOCK = threading.Lock()
@@ -152,22 +158,42 @@ class Master:
         self.env = env
         self._sessions = {}
         self._last_used = {}  # handle -> time.monotonic() of its last call
+        self._client_of = {}  # handle -> the address of the client that created it
         self._lock = threading.Lock()
 
-    def create_session(self, request):
+    def _limit(self, name, default):
+        rpc = getattr(self.env.default_config, "rpc_options", None)
+        return int(getattr(rpc, name, 0) or 0) or default
+
+    def _check_graph_size(self, graph_def, method):
+        limit = self._limit("max_graph_nodes", DEFAULT_MAX_GRAPH_NODES)
+        if len(graph_def.node) > limit:
+            raise errors.ResourceExhaustedError(
+                None, None, f"{method}: the GraphDef has {len(graph_def.node)} nodes, more than "
+                f"the {limit} this master accepts in one request (raise it with tensorweave "
+                "server --max-graph-nodes or RPCOptions(max_graph_nodes=...) in the server's "
+                "config, or send the graph in smaller parts)")
+
+    def create_session(self, request, client=None):
+        """`client`: the caller's address (None: a client in this process, not limited)."""
+        self._check_graph_size(request.graph_def, "CreateSession")
         # Unguessable: a handle is what lets a caller run, extend or close a session.
         handle = f"{self.env.local_task}/session-{secrets.token_hex(16)}"
         options = master_pb2.SessionOptions()
         options.CopyFrom(request.options)
+        if client is not None:
+            self._make_room(client)
         self._make_room()
         session = master_session.MasterSession(self.env, handle, request.graph_def, options)
         with self._lock:
             self._sessions[handle] = session
             self._last_used[handle] = time.monotonic()
+            self._client_of[handle] = client
         return master_pb2.CreateSessionResponse(session_handle=handle,
                                                 graph_version=session.graph_version)
 
     def extend_session(self, request):
+        self._check_graph_size(request.graph_def, "ExtendSession")
         version = self._session(request.session_handle).extend(request.graph_def,
                                                                 request.current_graph_version)
         return master_pb2.ExtendSessionResponse(new_graph_version=version)
@@ -175,19 +201,32 @@ class Master:
     def run_step(self, request, feeds, cancellation=None):
         return self._session(request.session_handle).run(request, feeds, cancellation)
 
-    def _make_room(self):
+    def _make_room(self, client=None):
+        """Room for one more session: of this master, or of `client` when given. The least
+        recently used session idle for IDLE_SESSION_SECONDS is closed to make it."""
         with self._lock:
-            if len(self._sessions) < MAX_SESSIONS:
+            if client is None:
+                limit, handles = MAX_SESSIONS, list(self._sessions)
+            else:
+                limit = self._limit("max_sessions_per_client", DEFAULT_MAX_SESSIONS_PER_CLIENT)
+                handles = [h for h, c in self._client_of.items() if c == client]
+            if len(handles) < limit:
                 return
             now = time.monotonic()
-            idle = [h for h, used in sorted(self._last_used.items(), key=lambda item: item[1])
-                    if now - used > IDLE_SESSION_SECONDS]
+            idle = sorted((self._last_used[h], h) for h in handles
+                          if now - self._last_used[h] > IDLE_SESSION_SECONDS)
             if not idle:
-                raise errors.ResourceExhaustedError(
-                    None, None, f"The master of {self.env.local_task} already has "
-                    f"{len(self._sessions)} open sessions; close some (Session.close)")
-            session = self._sessions.pop(idle[0])
-            idle_seconds = now - self._last_used.pop(idle[0])
+                raise errors.ResourceExhaustedError(None, None, (
+                    f"The master of {self.env.local_task} already has {len(handles)} open "
+                    "sessions; close some (Session.close)") if client is None else (
+                    f"Client {client} already has {len(handles)} open sessions on the master "
+                    f"of {self.env.local_task}, its limit: close some (Session.close), or "
+                    "raise it with tensorweave server --max-sessions-per-client or "
+                    "RPCOptions(max_sessions_per_client=...) in the server's config"))
+            handle = idle[0][1]
+            session = self._sessions.pop(handle)
+            idle_seconds = now - self._last_used.pop(handle)
+            self._client_of.pop(handle, None)
         _log.warning("Closing session %s, idle for %.0f s, to make room for a new one",
                      session.handle, idle_seconds)
         session.close()
@@ -195,6 +234,7 @@ class Master:
     def close_session(self, request):
         with self._lock:
             self._last_used.pop(request.session_handle, None)
+            self._client_of.pop(request.session_handle, None)
             session = self._sessions.pop(request.session_handle, None)
         if session is not None:
             session.close()
@@ -219,7 +259,7 @@ class Master:
         device filters allow (tasks that cannot be reached are skipped)."""
         with self._lock:
             sessions, self._sessions = list(self._sessions.values()), {}
-            self._last_used = {}
+            self._last_used, self._client_of = {}, {}
         for session in sessions:
             session.close()
         tasks = [t for t in self.env.cluster.task_names()
@@ -247,6 +287,6 @@ class Master:
     def close(self):
         with self._lock:
             sessions, self._sessions = list(self._sessions.values()), {}
-            self._last_used = {}
+            self._last_used, self._client_of = {}, {}
         for session in sessions:
             session.close()

@@ -233,6 +233,7 @@ class SyncReplicasOptimizer(optimizer_lib.WrappingOptimizer):
             self._read_step = global_step.read_value()
             self._read_awaiting = self._awaiting.read_value()
             self._read_dropped = self._dropped.read_value()
+            self._read_accumulated = self._count_accumulator.num_accumulated()
         self._chief_queue_runner = _ChiefSyncRunner(self)
 
     # --- what the chief and the hook use ----------------------------------------------------
@@ -295,6 +296,7 @@ class _ChiefSyncRunner:
         self._opt = opt
         self.name = "sync_replicas_chief"
         self.ending = threading.Event()  # set by the hook's end, before it closes the queue
+        self._unread = 0  # fresh gradients of this step whose submissions were not read
 
     def create_threads(self, sess, coord=None, daemon=False, start=False):
         self.ending.clear()  # a new session (a recovery, or another MonitoredSession)
@@ -335,11 +337,13 @@ class _ChiefSyncRunner:
         poll = config_lib.RunOptions(timeout_in_ms=_POLL_MS)
         step = int(sess.run(opt._read_step))
         dropped = int(sess.run(opt._read_dropped))
+        self._unread = 0
         # Each worker gives one gradient per step, unless a step needs more than there are.
         hold = opt._replicas_to_aggregate <= opt._total_num_replicas
         fresh = int(sess.run(opt._read_awaiting))  # read by this chief's predecessor
         required = opt._required(int(sess.run(opt._read_active)))
-        included_later = {}  # step -> gradients it included whose submission is still unread
+        included_later = {}  # step -> its included gradients whose submission is unread
+        released_early = {}  # the same, whose tokens went out with the step
         dropped_at_last_log = dropped
         while not self.ending.is_set() and (coord is None or not coord.should_stop()):
             if fresh < required:
@@ -348,6 +352,7 @@ class _ChiefSyncRunner:
                 except (errors.DeadlineExceededError, errors.CancelledError):
                     # The poll's deadline (a remote step may report it as the cancellation
                     # of its blocked dequeue); a stop request ends the loop above.
+                    fresh = self._count_unread(sess, step, fresh, required)
                     continue
                 if entry == _LEAVE:
                     required = opt._required(int(sess.run(opt._read_active)))
@@ -357,6 +362,8 @@ class _ChiefSyncRunner:
                         sess.run(opt._note_fresh)
                     else:  # fewer workers than gradients a step needs: it computes again
                         sess.run(opt._release)
+                elif released_early.get(entry, 0) > 0:
+                    released_early[entry] -= 1  # its token went out with its step
                 else:
                     if included_later.get(entry, 0) > 0:
                         included_later[entry] -= 1
@@ -368,13 +375,32 @@ class _ChiefSyncRunner:
                                    {opt._num_fresh: fresh, opt._dropped_value: dropped,
                                     opt._step_release_count: fresh if hold else 0})
             included_later[step] = int(round(float(included))) - fresh
-            included_later.pop(step - 100, None)  # long gone: nothing more will come
-            step, fresh = step + 1, 0
+            released_early[step] = self._unread
+            for old in (step - 100,):  # long gone: nothing more will come
+                included_later.pop(old, None)
+                released_early.pop(old, None)
+            step, fresh, self._unread = step + 1, 0, 0
             if opt._log_every_n_steps and step % opt._log_every_n_steps == 0:
                 logging.info("SyncReplicas: global step %d, %d stale gradients dropped "
                              "(%d in the last %d steps)", step, dropped,
                              dropped - dropped_at_last_log, opt._log_every_n_steps)
                 dropped_at_last_log = dropped
+
+    def _count_unread(self, sess, step, fresh, required):
+        """No submission came for a poll: if the count accumulator holds enough fresh
+        gradients although fewer submissions were read, the submissions were lost (a
+        recovery abandoned steps on a parameter server that ran them later, e.g. one paused
+        and resumed): the accumulator, which the gradients reach first, is the truth. Their
+        workers wait for tokens, which the step releases (one per gradient). -> fresh."""
+        accumulated = int(sess.run(self._opt._read_accumulated))
+        if accumulated < required or accumulated <= fresh:
+            return fresh
+        logging.warning("SyncReplicas: global step %d has %d fresh gradients in its "
+                        "accumulators but only %d submissions were read (lost in a "
+                        "recovery?): taking the step and releasing a token for each.",
+                        step, accumulated, fresh)
+        self._unread += accumulated - fresh
+        return accumulated
 
 
 def _stopping(coord):

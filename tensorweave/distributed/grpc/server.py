@@ -113,7 +113,8 @@ class Server:
         self._store = data_plane.BulkStore(self._address)
         self._tcp = tcp_server.TcpServer(
             bind_host, self._store.take, self._token, max_message,
-            self._tls.server_context() if self._tls is not None else None)
+            self._tls.server_context() if self._tls is not None else None,
+            int(getattr(rpc, "max_connections_per_peer", 0) or 0) or None)
         self._store.tcp_port = self._tcp.port
         cache = clients.GrpcWorkerCache(cluster, self._task_name, self._store)
         self._store.holder_port = cache.holder_port

@@ -100,7 +100,24 @@ class WorkerServicer:
         return self.worker.register_graph(request)
 
     def run_graph(self, request, context):
-        return self.service.run_graph(request)
+        """A step whose caller went away (its deadline passed while the request waited, a
+        cancel, a lost connection) is not started, or is aborted here too if it runs: its
+        blocked ops must not take queue elements or tokens for nobody."""
+        if not context.is_active():
+            raise errors.CancelledError(None, None, "The caller of RunGraph went away")
+        finished = threading.Event()
+
+        def on_rpc_end():
+            if not finished.is_set():
+                self.service.abort_step(worker_pb2.AbortStepRequest(
+                    step_id=request.step_id, error_code=errors.CANCELLED,
+                    error_message=f"The caller of step {request.step_id} went away"))
+
+        context.add_callback(on_rpc_end)
+        try:
+            return self.service.run_graph(request)
+        finally:
+            finished.set()
 
     def cleanup_graph(self, request, context):
         self.worker.cleanup_graph(request.step_id)
@@ -195,7 +212,8 @@ class MasterServicer:
     def handler(self):
         methods = {
             "CreateSession": _unary(master_pb2.CreateSessionRequest,
-                                    lambda r, c: self.master.create_session(r)),
+                                    lambda r, c: self.master.create_session(
+                                        r, _client_address(c))),
             "ExtendSession": _unary(master_pb2.ExtendSessionRequest,
                                     lambda r, c: self.master.extend_session(r)),
             "RunStep": _unary(master_pb2.RunStepRequest, self.run_step),
@@ -228,3 +246,12 @@ class MasterServicer:
             response.tensor.add(name=name, tensor=self.store.pack(fetched[name], wire.RAW,
                                                                   request.reader))
         return response
+
+
+def _client_address(context):
+    """The caller's host from gRPC's peer string ("ipv4:127.0.0.1:5301", "ipv6:[::1]:5301")."""
+    peer = context.peer() or ""
+    kind, _, rest = peer.partition(":")
+    if kind in ("ipv4", "ipv6"):
+        return rest.rsplit(":", 1)[0].strip("[]")
+    return peer

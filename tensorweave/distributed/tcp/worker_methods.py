@@ -14,7 +14,8 @@ _METHODS = {RUN_GRAPH: ("run_graph", worker_pb2.RunGraphRequest),
 def register(server, service):
     """Serves `service` (a worker_service.WorkerService) on `server` (a TcpServer)."""
     for method, (name, request_cls) in _METHODS.items():
-        server.register(method, _handler(getattr(service, name), request_cls))
+        server.register(method, _handler(getattr(service, name), request_cls),
+                        _abort_run_graph(service) if method == RUN_GRAPH else None)
     server.register_streaming(RECV_TENSORS, _recv_tensors_handler(service))
 
 
@@ -37,6 +38,17 @@ def _recv_tensors_handler(service):
             except errors.OpError as exc:
                 done(None, exc)
     return handle
+
+
+def _abort_run_graph(service):
+    """A RunGraph whose caller hung up (gave up on the step) is aborted here too: its
+    blocked ops (a dequeue, an accumulator take) must not take what others wait for."""
+    def on_hangup(body):
+        step_id = worker_pb2.RunGraphRequest.FromString(body).step_id
+        service.abort_step(worker_pb2.AbortStepRequest(
+            step_id=step_id, error_code=errors.CANCELLED,
+            error_message=f"The caller of step {step_id} hung up"))
+    return on_hangup
 
 
 def _handler(fn, request_cls):

@@ -54,6 +54,8 @@ def main():
     parser.add_argument("--checkpoint_dir", default=None)
     parser.add_argument("--save_steps", type=int, default=20)
     parser.add_argument("--stop_ps", action="store_true", help="chief: stop the ps at the end")
+    parser.add_argument("--peer_timeout_ms", type=int, default=0,
+                        help="RPCOptions.peer_timeout_in_ms (0: the default)")
     args = parser.parse_args()
     tf.logging.set_verbosity(tf.logging.INFO)  # "Restoring parameters from ..." is checked
     cluster = tf.train.ClusterSpec(json.loads(args.cluster))
@@ -81,7 +83,8 @@ def main():
     if args.stop_ps:
         chief_hooks.append(tf.train.StopServersHook(cluster, "ps"))
     runs, losses, rewinds, seen, start = 0, [], [], -1, time.monotonic()
-    config = tf.ConfigProto(operation_timeout_in_ms=20000)
+    config = tf.ConfigProto(operation_timeout_in_ms=20000,
+                            rpc_options=tf.RPCOptions(peer_timeout_in_ms=args.peer_timeout_ms))
     with tf.train.MonitoredTrainingSession(
             master=server.target, is_chief=is_chief, checkpoint_dir=args.checkpoint_dir,
             save_checkpoint_steps=args.save_steps, hooks=hooks, chief_only_hooks=chief_hooks,
