@@ -68,9 +68,8 @@ def crf_sequence_score(inputs, tag_indices, sequence_lengths, transition_params)
                                score)
 
 
-class CrfForwardRnnCell(RNNCell):
-    """One step of the forward algorithm: state = log-sum-exp over the previous tag of
-    (state + transitions), plus this step's potentials."""
+class _TransitionCell(RNNCell):
+    """A cell over [batch, num_tags] states that holds the transition matrix."""
 
     def __init__(self, transition_params):
         super().__init__()
@@ -87,6 +86,11 @@ class CrfForwardRnnCell(RNNCell):
 
     def build(self, inputs_shape):
         self.built = True
+
+
+class CrfForwardRnnCell(_TransitionCell):
+    """One step of the forward algorithm: state = log-sum-exp over the previous tag of
+    (state + transitions), plus this step's potentials."""
 
     def call(self, inputs, state):
         scores = reduction_ops.reduce_logsumexp(array_ops.expand_dims(state, 2) +
@@ -132,25 +136,9 @@ def crf_log_likelihood(inputs, tag_indices, sequence_lengths, transition_params=
     return score - crf_log_norm(inputs, sequence_lengths, transition_params), transition_params
 
 
-class CrfDecodeForwardRnnCell(RNNCell):
+class CrfDecodeForwardRnnCell(_TransitionCell):
     """Viterbi's forward step: state = max over the previous tag of (state + transitions)
     plus the potentials; output = that argmax (the backpointers)."""
-
-    def __init__(self, transition_params):
-        super().__init__()
-        self._transitions = array_ops.expand_dims(convert_to_tensor(transition_params), 0)
-        self._num_tags = self._transitions.shape.as_list()[-1]
-
-    @property
-    def state_size(self):
-        return self._num_tags
-
-    @property
-    def output_size(self):
-        return self._num_tags
-
-    def build(self, inputs_shape):
-        self.built = True
 
     def call(self, inputs, state):
         candidates = array_ops.expand_dims(state, 2) + self._transitions

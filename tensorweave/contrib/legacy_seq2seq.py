@@ -122,14 +122,22 @@ def embedding_rnn_decoder(decoder_inputs, initial_state, cell, num_symbols, embe
                           update_embedding_for_previous=True, scope=None):
     """rnn_decoder over embedded symbol inputs ([batch] int32 each)."""
     with variable_scope.variable_scope(scope or "embedding_rnn_decoder"):
-        dtype = nest.flatten(initial_state)[0].dtype
-        projection = _projection(output_projection, num_symbols, dtype)
-        embedding = variable_scope.get_variable("embedding", [num_symbols, embedding_size],
-                                                dtype=dtype)
-        loop_function = _extract_argmax_and_embed(
-            embedding, projection, update_embedding_for_previous) if feed_previous else None
-        embedded = [nn_impl.embedding_lookup(embedding, i) for i in decoder_inputs]
+        embedded, loop_function = _embedded_decoder_inputs(
+            decoder_inputs, num_symbols, embedding_size, output_projection, feed_previous,
+            update_embedding_for_previous, nest.flatten(initial_state)[0].dtype)
         return rnn_decoder(embedded, initial_state, cell, loop_function=loop_function)
+
+
+def _embedded_decoder_inputs(decoder_inputs, num_symbols, embedding_size, output_projection,
+                             feed_previous, update_embedding_for_previous, dtype):
+    """(the decoder inputs looked up in a new "embedding" variable, the loop function feeding
+    back the previous output's symbol when feed_previous)."""
+    projection = _projection(output_projection, num_symbols, dtype)
+    embedding = variable_scope.get_variable("embedding", [num_symbols, embedding_size],
+                                            dtype=dtype)
+    loop_function = _extract_argmax_and_embed(
+        embedding, projection, update_embedding_for_previous) if feed_previous else None
+    return [nn_impl.embedding_lookup(embedding, i) for i in decoder_inputs], loop_function
 
 
 def embedding_rnn_seq2seq(encoder_inputs, decoder_inputs, cell, num_encoder_symbols,
@@ -258,13 +266,9 @@ def embedding_attention_decoder(decoder_inputs, initial_state, attention_states,
     output_size = output_size or (cell.output_size if output_projection is None else None)
     with variable_scope.variable_scope(scope or "embedding_attention_decoder", dtype=dtype) \
             as opened:
-        dtype = opened.dtype or dtypes.float32
-        projection = _projection(output_projection, num_symbols, dtype)
-        embedding = variable_scope.get_variable("embedding", [num_symbols, embedding_size],
-                                                dtype=dtype)
-        loop_function = _extract_argmax_and_embed(
-            embedding, projection, update_embedding_for_previous) if feed_previous else None
-        embedded = [nn_impl.embedding_lookup(embedding, i) for i in decoder_inputs]
+        embedded, loop_function = _embedded_decoder_inputs(
+            decoder_inputs, num_symbols, embedding_size, output_projection, feed_previous,
+            update_embedding_for_previous, opened.dtype or dtypes.float32)
         return attention_decoder(embedded, initial_state, attention_states, cell,
                                  output_size=output_size or cell.output_size,
                                  num_heads=num_heads, loop_function=loop_function,

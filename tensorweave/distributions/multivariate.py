@@ -26,7 +26,30 @@ def _tensor(value):
     return convert_to_tensor(value) if isinstance(value, np.ndarray) else value
 
 
-class _MultivariateNormal(Distribution):
+class _VectorEvents:
+    """Events along the last axis of the parameter `_vector_param` names; the rest is the
+    batch."""
+
+    _vector_param = "_loc"
+
+    def _vector(self):
+        return getattr(self, self._vector_param)
+
+    @property
+    def event_shape(self):
+        return self._vector().shape[-1:]
+
+    def event_shape_tensor(self, name="event_shape_tensor"):
+        return array_ops.shape(self._vector())[-1:]
+
+    def _batch_shape(self):
+        return self._vector().shape[:-1]
+
+    def _batch_shape_tensor(self):
+        return array_ops.shape(self._vector())[:-1]
+
+
+class _MultivariateNormal(_VectorEvents, Distribution):
     """N(loc, scale scale^T) over the last dimension."""
 
     def __init__(self, loc, scale_tril, diag, validate_args, allow_nan_stats, name):
@@ -47,19 +70,6 @@ class _MultivariateNormal(Distribution):
 
     def _scale_diag(self):
         return self._scale if self._diag else matrix_ops.matrix_diag_part(self._scale)
-
-    @property
-    def event_shape(self):
-        return self._loc.shape[-1:]
-
-    def event_shape_tensor(self, name="event_shape_tensor"):
-        return array_ops.shape(self._loc)[-1:]
-
-    def _batch_shape(self):
-        return self._loc.shape[:-1]
-
-    def _batch_shape_tensor(self):
-        return array_ops.shape(self._loc)[:-1]
 
     def _solve(self, x):
         """scale^-1 x for x [..., k] (x broadcast against the batch)."""
@@ -177,8 +187,10 @@ def _kl_mvn_mvn(a, b, name=None):
         a._log_abs_det()
 
 
-class OneHotCategorical(Distribution):
+class OneHotCategorical(_VectorEvents, Distribution):
     """A categorical whose values are one-hot vectors ([..., K])."""
+
+    _vector_param = "_logits"
 
     def __init__(self, logits=None, probs=None, dtype=dtypes.int32, validate_args=False,
                  allow_nan_stats=True, name="OneHotCategorical"):
@@ -189,19 +201,6 @@ class OneHotCategorical(Distribution):
 
     logits = property(lambda self: self._logits)
     probs = property(lambda self: self._probs)
-
-    @property
-    def event_shape(self):
-        return self._logits.shape[-1:]
-
-    def event_shape_tensor(self, name="event_shape_tensor"):
-        return array_ops.shape(self._logits)[-1:]
-
-    def _batch_shape(self):
-        return self._logits.shape[:-1]
-
-    def _batch_shape_tensor(self):
-        return array_ops.shape(self._logits)[:-1]
 
     def log_prob(self, value, name="log_prob"):
         with self._scope(name):
@@ -233,9 +232,11 @@ def _gumbel(shape, dtype, seed):
     return -math_ops.log(-math_ops.log(uniform))
 
 
-class RelaxedOneHotCategorical(Distribution):
+class RelaxedOneHotCategorical(_VectorEvents, Distribution):
     """The Concrete / Gumbel-softmax distribution: softmax((logits + Gumbel noise) /
     temperature); reparameterised, so samples carry gradients to the logits."""
+
+    _vector_param = "_logits"
 
     def __init__(self, temperature, logits=None, probs=None, dtype=None, validate_args=False,
                  allow_nan_stats=True, name="RelaxedOneHotCategorical"):
@@ -249,19 +250,6 @@ class RelaxedOneHotCategorical(Distribution):
     logits = property(lambda self: self._logits)
     temperature = property(lambda self: self._temperature)
     probs = property(lambda self: nn_ops.softmax(self._logits))
-
-    @property
-    def event_shape(self):
-        return self._logits.shape[-1:]
-
-    def event_shape_tensor(self, name="event_shape_tensor"):
-        return array_ops.shape(self._logits)[-1:]
-
-    def _batch_shape(self):
-        return self._logits.shape[:-1]
-
-    def _batch_shape_tensor(self):
-        return array_ops.shape(self._logits)[:-1]
 
     def _sample_n(self, n, seed=None):
         shape = array_ops.concat([[n], array_ops.shape(self._logits)], 0)
