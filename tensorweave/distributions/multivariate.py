@@ -232,15 +232,10 @@ def _gumbel(shape, dtype, seed):
     return -math_ops.log(-math_ops.log(uniform))
 
 
-class RelaxedOneHotCategorical(_VectorEvents, Distribution):
-    """The Concrete / Gumbel-softmax distribution: softmax((logits + Gumbel noise) /
-    temperature); reparameterised, so samples carry gradients to the logits."""
+class _Relaxed(Distribution):
+    """A reparameterised relaxation of a discrete distribution: logits and a temperature."""
 
-    _vector_param = "_logits"
-
-    def __init__(self, temperature, logits=None, probs=None, dtype=None, validate_args=False,
-                 allow_nan_stats=True, name="RelaxedOneHotCategorical"):
-        logits, _ = _logits_and_probs(logits, probs, name, True)
+    def __init__(self, temperature, logits, validate_args, allow_nan_stats, name):
         logits, temperature = floats(logits, temperature)
         self._logits, self._temperature = logits, temperature
         super().__init__(logits.dtype, FULLY_REPARAMETERIZED, validate_args, allow_nan_stats,
@@ -249,6 +244,18 @@ class RelaxedOneHotCategorical(_VectorEvents, Distribution):
 
     logits = property(lambda self: self._logits)
     temperature = property(lambda self: self._temperature)
+
+
+class RelaxedOneHotCategorical(_VectorEvents, _Relaxed):
+    """The Concrete / Gumbel-softmax distribution: softmax((logits + Gumbel noise) /
+    temperature); reparameterised, so samples carry gradients to the logits."""
+
+    _vector_param = "_logits"
+
+    def __init__(self, temperature, logits=None, probs=None, dtype=None, validate_args=False,
+                 allow_nan_stats=True, name="RelaxedOneHotCategorical"):
+        _Relaxed.__init__(self, temperature, _logits_and_probs(logits, probs, name, True)[0],
+                          validate_args, allow_nan_stats, name)
     probs = property(lambda self: nn_ops.softmax(self._logits))
 
     def _sample_n(self, n, seed=None):
@@ -268,20 +275,13 @@ class RelaxedOneHotCategorical(_VectorEvents, Distribution):
                 k * reduction_ops.reduce_logsumexp(scores, -1))
 
 
-class RelaxedBernoulli(Distribution):
+class RelaxedBernoulli(_Relaxed):
     """The binary Concrete distribution: sigmoid((logits + Logistic noise) / temperature)."""
 
     def __init__(self, temperature, logits=None, probs=None, validate_args=False,
                  allow_nan_stats=True, name="RelaxedBernoulli"):
-        logits, _ = _logits_and_probs(logits, probs, name, False)
-        logits, temperature = floats(logits, temperature)
-        self._logits, self._temperature = logits, temperature
-        super().__init__(logits.dtype, FULLY_REPARAMETERIZED, validate_args, allow_nan_stats,
-                         parameters={"logits": logits, "temperature": temperature},
-                         graph_parents=[logits, temperature], name=name)
-
-    logits = property(lambda self: self._logits)
-    temperature = property(lambda self: self._temperature)
+        _Relaxed.__init__(self, temperature, _logits_and_probs(logits, probs, name, False)[0],
+                          validate_args, allow_nan_stats, name)
     probs = property(lambda self: math_ops.sigmoid(self._logits))
 
     def _batch_shape(self):
