@@ -110,9 +110,11 @@ def train(train_op, logdir, train_step_fn=train_step, train_step_kwargs=_USE_DEF
                     break
         except errors.OutOfRangeError as exc:
             _log.info("Caught OutOfRangeError. Stopping Training. %s", exc)
+        # Stop and join the services first: the checkpoint thread's save at start must not land
+        # after the final save (it would become the latest checkpoint).
+        supervisor.stop(close_summary_writer=False, ignore_live_threads=ignore_live_threads)
         if logdir and supervisor.is_chief:
             supervisor.saver.save(sess, supervisor.save_path, global_step=supervisor.global_step)
-        supervisor.request_stop()
     return total_loss
 
 
