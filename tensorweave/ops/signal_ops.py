@@ -58,11 +58,12 @@ def _shift(x, axes, inverse):
         axes = list(range(rank))
     axes = [axes] if isinstance(axes, int) else list(axes)
     shape = array_ops.shape(x)
-    shifts = [(shape[a] + (1 if inverse else 0)) // 2 * (-1 if inverse else 1)
-              if _axis_dim(x, a) is None else
-              (-(_axis_dim(x, a) // 2) if inverse else _axis_dim(x, a) // 2) for a in axes]
-    return roll(x, slicing_ops.stack([convert_to_tensor(s, dtype=dtypes.int32) for s in shifts]),
-                axes)
+    shifts = []
+    for axis in axes:  # fftshift rolls by n // 2, ifftshift by -(n // 2)
+        n = _axis_dim(x, axis)
+        half = (shape[axis] if n is None else n) // 2
+        shifts.append(convert_to_tensor(-half if inverse else half, dtype=dtypes.int32))
+    return roll(x, slicing_ops.stack(shifts), axes)
 
 
 def fftshift(x, axes=None, name=None):

@@ -151,6 +151,16 @@ def _run(tensor):
         return session.run(tensor)
 
 
+def test_shifts_of_dimensions_known_only_at_run_time():
+    x = np.arange(35.0).reshape(5, 7)
+    with tf.Graph().as_default():
+        feed = tf.placeholder(tf.float64, [None, None])
+        with tf.Session() as session:
+            got = session.run([tf.signal.fftshift(feed), tf.signal.ifftshift(feed)], {feed: x})
+    np.testing.assert_array_equal(got[0], np.fft.fftshift(x))
+    np.testing.assert_array_equal(got[1], np.fft.ifftshift(x))
+
+
 def test_inverse_dct_undoes_dct():
     x = np.random.default_rng(0).normal(size=(3, 8))
     for kind, scale in ((1, 2 * 7), (2, 2 * 8), (3, 2 * 8), (4, 2 * 8)):
