@@ -219,45 +219,47 @@ def _stacked(cells_fw, cells_bw):
                          f"{len(cells_bw)} backward")
 
 
+def _stack(cells_fw, cells_bw, inputs, initial_states_fw, initial_states_bw, scope, layer):
+    """Runs `layer(cell_fw, cell_bw, inputs, state_fw, state_bw) -> (outputs, final_fw,
+    final_bw)` per pair of cells, each in scope cell_i, feeding each its predecessor's outputs."""
+    _stacked(cells_fw, cells_bw)
+    states_fw, states_bw = [], []
+    layer_input = inputs
+    with variable_scope.variable_scope(scope or "stack_bidirectional_rnn"):
+        for index, (cell_fw, cell_bw) in enumerate(zip(cells_fw, cells_bw)):
+            with variable_scope.variable_scope(f"cell_{index}"):
+                layer_input, state_fw, state_bw = layer(
+                    cell_fw, cell_bw, layer_input,
+                    initial_states_fw[index] if initial_states_fw else None,
+                    initial_states_bw[index] if initial_states_bw else None)
+            states_fw.append(state_fw)
+            states_bw.append(state_bw)
+    return layer_input, tuple(states_fw), tuple(states_bw)
+
+
 def stack_bidirectional_dynamic_rnn(cells_fw, cells_bw, inputs, initial_states_fw=None,
                                     initial_states_bw=None, dtype=None, sequence_length=None,
                                     parallel_iterations=None, time_major=False, scope=None,
                                     swap_memory=False):
     """Bidirectional layers stacked: each layer's input is the previous layer's forward and
     backward outputs concatenated. Returns (outputs, output_states_fw, output_states_bw)."""
-    _stacked(cells_fw, cells_bw)
-    states_fw, states_bw = [], []
-    layer_input = inputs
-    with variable_scope.variable_scope(scope or "stack_bidirectional_rnn"):
-        for index, (cell_fw, cell_bw) in enumerate(zip(cells_fw, cells_bw)):
-            with variable_scope.variable_scope(f"cell_{index}"):
-                (out_fw, out_bw), (state_fw, state_bw) = bidirectional_dynamic_rnn(
-                    cell_fw, cell_bw, layer_input,
-                    initial_state_fw=initial_states_fw[index] if initial_states_fw else None,
-                    initial_state_bw=initial_states_bw[index] if initial_states_bw else None,
-                    sequence_length=sequence_length, dtype=dtype, time_major=time_major)
-            layer_input = array_ops.concat([out_fw, out_bw], 2)
-            states_fw.append(state_fw)
-            states_bw.append(state_bw)
-    return layer_input, tuple(states_fw), tuple(states_bw)
+    def layer(cell_fw, cell_bw, layer_input, state_fw, state_bw):
+        (out_fw, out_bw), (final_fw, final_bw) = bidirectional_dynamic_rnn(
+            cell_fw, cell_bw, layer_input, initial_state_fw=state_fw,
+            initial_state_bw=state_bw, sequence_length=sequence_length, dtype=dtype,
+            time_major=time_major)
+        return array_ops.concat([out_fw, out_bw], 2), final_fw, final_bw
+
+    return _stack(cells_fw, cells_bw, inputs, initial_states_fw, initial_states_bw, scope, layer)
 
 
 def stack_bidirectional_rnn(cells_fw, cells_bw, inputs, initial_states_fw=None,
                             initial_states_bw=None, dtype=None, sequence_length=None,
                             scope=None):
     """The static (list of time steps) form of stack_bidirectional_dynamic_rnn."""
-    _stacked(cells_fw, cells_bw)
-    states_fw, states_bw = [], []
-    layer_input = inputs
-    with variable_scope.variable_scope(scope or "stack_bidirectional_rnn"):
-        for index, (cell_fw, cell_bw) in enumerate(zip(cells_fw, cells_bw)):
-            with variable_scope.variable_scope(f"cell_{index}"):
-                layer_input, state_fw, state_bw = static_bidirectional_rnn(
-                    cell_fw, cell_bw, layer_input,
-                    initial_state_fw=initial_states_fw[index] if initial_states_fw else None,
-                    initial_state_bw=initial_states_bw[index] if initial_states_bw else None,
-                    dtype=dtype, sequence_length=sequence_length)
-            states_fw.append(state_fw)
-            states_bw.append(state_bw)
-    return layer_input, tuple(states_fw), tuple(states_bw)
+    def layer(cell_fw, cell_bw, layer_input, state_fw, state_bw):
+        return static_bidirectional_rnn(cell_fw, cell_bw, layer_input,
+                                        initial_state_fw=state_fw, initial_state_bw=state_bw,
+                                        dtype=dtype, sequence_length=sequence_length)
 
+    return _stack(cells_fw, cells_bw, inputs, initial_states_fw, initial_states_bw, scope, layer)

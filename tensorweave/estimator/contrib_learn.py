@@ -172,11 +172,17 @@ def _canned(core_class, kind):
     """A contrib estimator class over core canned class `core_class`."""
     class Canned(_LearnInterface, core_class):
         def __init__(self, *args, **kwargs):
-            kwargs.pop("gradient_clip_norm", None)
-            kwargs.pop("enable_centered_bias", None)
-            kwargs.pop("embedding_lr_multipliers", None)
+            # Arguments that only tuned TF's implementation; the ones that change the model
+            # are refused rather than ignored.
             kwargs.pop("input_layer_min_slice_size", None)
             kwargs.pop("fix_global_step_increment_bug", None)
+            for unsupported in ("gradient_clip_norm", "embedding_lr_multipliers"):
+                if kwargs.pop(unsupported, None) is not None:
+                    raise ValueError(f"tf.contrib.learn.{core_class.__name__}: {unsupported} "
+                                     "is not supported; clip or scale in a custom model_fn")
+            if kwargs.pop("enable_centered_bias", False):
+                raise ValueError(f"tf.contrib.learn.{core_class.__name__}: "
+                                 "enable_centered_bias=True is not supported")
             if "weight_column_name" in kwargs:
                 kwargs["weight_column"] = kwargs.pop("weight_column_name")
             if "label_keys" in kwargs:

@@ -80,6 +80,9 @@ def test_feature_columns_against_numpy():
     assert got.shape == (3, 8)
     with pytest.raises(ValueError, match="dimension must be a positive"):
         layers.real_valued_column("x", dimension=0)
+    with pytest.raises(ValueError, match="gradient_clip_norm is not supported"):
+        learn.DNNClassifier(hidden_units=[4], feature_columns=[layers.real_valued_column("")],
+                            gradient_clip_norm=5.0)
 
 
 def test_custom_model_fn_with_model_fn_ops_experiment_and_runner(tmp_path):
