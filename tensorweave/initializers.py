@@ -13,3 +13,4 @@ from tensorweave.ops.matrix_initializers import (Orthogonal as orthogonal,  # no
 from tensorweave.ops.variables import (global_variables_initializer as global_variables,  # noqa: F401
                                        local_variables_initializer as local_variables,
                                        variables_initializer as variables)
+from tensorweave.ops.compat_ops import tables_initializer  # noqa: F401

@@ -39,3 +39,4 @@ from tensorweave.ops.special_functions_ops import (bessel_i0, bessel_i0e, bessel
                                                    erfcinv)
 from tensorweave import math_special as special  # noqa: F401
 from tensorweave.ops.array_extra_ops import truncatediv, truncatemod  # noqa: F401
+from tensorweave.ops.math_ops import scalar_mul  # noqa: F401

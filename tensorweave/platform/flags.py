@@ -13,6 +13,8 @@ import sys
 from absl import flags as _absl_flags
 from absl.flags import *  # noqa: F401,F403 - the whole absl.flags surface is tf.flags'
 
+from tensorweave.platform import tf_decorator  # noqa: F401 (TF 1.x's flags module shows it)
+
 
 class _FlagValuesWrapper:
     """absl's FlagValues, parsing sys.argv (known flags only) when first read unparsed."""
