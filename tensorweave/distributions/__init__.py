@@ -14,3 +14,4 @@ from tensorweave.distributions.multivariate import (  # noqa: F401
     MultivariateNormalDiag, MultivariateNormalDiagWithSoftplusScale, MultivariateNormalTriL,
     MultivariateNormalFullCovariance, OneHotCategorical, RelaxedOneHotCategorical,
     RelaxedBernoulli, Poisson, Logistic)
+from tensorweave.distributions.counts import Multinomial, DirichletMultinomial  # noqa: F401
