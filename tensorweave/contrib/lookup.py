@@ -4,3 +4,4 @@ from tensorweave.ops.lookup_ops import (HashTable, KeyValueTensorInitializer,  #
                                         index_table_from_file, index_table_from_tensor,
                                         index_to_string_table_from_file,
                                         index_to_string_table_from_tensor)
+from tensorweave.ops.lookup_ops import DenseHashTable as MutableDenseHashTable  # noqa: F401

@@ -45,7 +45,7 @@ from tensorweave.kernels import misc  # noqa: F401
 from tensorweave.kernels import scatter  # noqa: F401
 from tensorweave.kernels import fake_quant  # noqa: F401
 from tensorweave.kernels import audio  # noqa: F401
-from tensorweave.kernels import lookup  # noqa: F401
+from tensorweave.kernels import lookup, lookup_dense  # noqa: F401
 from tensorweave.kernels import compat_more  # noqa: F401
 from tensorweave.kernels import random_gamma  # noqa: F401
 from tensorweave.kernels import linalg_more  # noqa: F401

@@ -139,12 +139,40 @@ def atomic_write_text(path, text):
 
 
 # --- safetensors ------------------------------------------------------------------------------
+def _encode_strings(array):
+    """A string tensor as bytes (safetensors has no strings): the element count and each
+    element's length as little-endian uint64, then the elements' bytes, in C order."""
+    items = [v.encode() if isinstance(v, str) else bytes(v) for v in array.reshape(-1).tolist()]
+    head = np.array([len(items)] + [len(v) for v in items], dtype="<u8").tobytes()
+    return np.frombuffer(head + b"".join(items), dtype=np.uint8)
+
+
+def _decode_strings(raw, shape, name):
+    data = raw.tobytes()
+    try:
+        count = int(np.frombuffer(data[:8], dtype="<u8")[0])
+        lengths = np.frombuffer(data[8:8 + 8 * count], dtype="<u8").astype(np.int64)
+        ends = 8 + 8 * count + np.cumsum(lengths)
+        if count != int(np.prod(shape)) or (count and int(ends[-1]) != len(data)):
+            raise ValueError
+    except (ValueError, IndexError):
+        raise errors.DataLossError(None, None, f"Tensor {name}: its string data does not "
+                                   "match the index: the checkpoint was damaged or edited"
+                                   ) from None
+    out = np.empty(count, dtype=object)
+    starts = ends - lengths
+    out[:] = [data[b:e] for b, e in zip(starts.tolist(), ends.tolist())]
+    return out.reshape(shape)
+
+
 def _dtype_code(name, array):
+    if array.dtype == object:
+        return "U8"              # stored by _encode_strings
     code = _DTYPE_CODES.get(array.dtype.name)
     if code is None:
         raise errors.InvalidArgumentError(
             None, None, f"Cannot save tensor {name!r} of dtype {array.dtype}: checkpoints hold "
-            f"numeric and bool tensors ({', '.join(sorted(_DTYPE_CODES))}).")
+            f"numeric, bool and string tensors ({', '.join(sorted(_DTYPE_CODES))}).")
     return code
 
 
@@ -272,10 +300,16 @@ def write_checkpoint(prefix, names, specs, arrays, tag=""):
         if key in keyed:
             raise errors.InvalidArgumentError(None, None, f"Tensor {name!r} is saved twice")
         _dtype_code(name, array)  # an unsavable dtype fails here, naming the tensor
-        array = _snapshot(array)  # the checksum and the file describe the same bytes
-        keyed[key] = array
+        strings = array.dtype == object
+        if strings and parsed is not None:
+            raise errors.InvalidArgumentError(None, None, f"Tensor {name!r}: string tensors "
+                                              "are saved whole, not in slices")
+        array = _encode_strings(array) if strings else _snapshot(array)
+        keyed[key] = array     # the checksum and the file describe the same bytes
         described[key] = {"name": name, "full_shape": full_shape, "start": start,
                           "crc32": checksum(array)}
+        if strings:
+            described[key]["strings"] = True
     directory = os.path.dirname(prefix)
     if directory:
         os.makedirs(directory, exist_ok=True)
@@ -309,15 +343,18 @@ def _index_of(data_files):
         header, _ = read_safetensors_header(data_file)
         described = json.loads(header.get("__metadata__", {}).get("tensorweave", "{}"))
         for key, about in described.items():
+            strings = bool(about.get("strings"))
             entry = tensors.setdefault(about["name"], {
-                "dtype": _CODE_DTYPES[header[key]["dtype"]].name,
+                "dtype": "object" if strings else _CODE_DTYPES[header[key]["dtype"]].name,
                 "shape": about["full_shape"], "slices": []})
             if entry["shape"] != about["full_shape"]:
                 raise errors.InvalidArgumentError(
                     None, None, f"Tensor {about['name']!r} is saved with shapes "
                     f"{entry['shape']} and {about['full_shape']}")
             piece = {"shard": shard, "key": key, "start": about["start"],
-                     "extent": header[key]["shape"]}
+                     "extent": about["full_shape"] if strings else header[key]["shape"]}
+            if strings:
+                piece["strings"] = True
             if "crc32" in about:
                 piece["crc32"] = about["crc32"]
             entry["slices"].append(piece)
@@ -435,9 +472,11 @@ class CheckpointReader:
             self._headers[path] = read_safetensors_header(path)
         header, start = self._headers[path]
         stored = header.get(key)
-        if not isinstance(stored, dict) or \
-                _CODE_DTYPES.get(stored.get("dtype")) != np.dtype(entry["dtype"]) or \
-                list(stored.get("shape", ())) != list(piece["extent"]):
+        strings = entry["dtype"] == "object"
+        if not isinstance(stored, dict) or (
+                stored.get("dtype") != "U8" or len(stored.get("shape", ())) != 1 if strings
+                else _CODE_DTYPES.get(stored.get("dtype")) != np.dtype(entry["dtype"]) or
+                list(stored.get("shape", ())) != list(piece["extent"])):
             raise errors.DataLossError(None, None, f"Tensor {name}: its data in {path} does not "
                                        f"match the index (dtype {entry['dtype']}, shape "
                                        f"{piece['extent']}): the checkpoint was damaged or "
@@ -446,7 +485,7 @@ class CheckpointReader:
         if "crc32" in piece and checksum(value) != piece["crc32"]:
             raise errors.DataLossError(None, None, f"Tensor {name}: checksum mismatch in {path}"
                                        ": the checkpoint is corrupted")
-        return value
+        return _decode_strings(value, piece["extent"], name) if strings else value
 
     def get_tensor(self, name, spec=""):
         """The saved tensor `name`, or the slice of it that `spec` names."""

@@ -1,2 +1,2 @@
 """`tf.lookup.experimental`: re-exports."""
-from tensorweave.ops.lookup_ops import MutableHashTable  # noqa: F401
+from tensorweave.ops.lookup_ops import MutableHashTable, DenseHashTable  # noqa: F401

@@ -22,6 +22,16 @@ for _name in ("HashTableV2", "MutableHashTableV2"):
     register_op(_name, outputs=["table_handle: string"], attrs=dict(_TABLE_ATTRS),
                 shape_fn=common_shapes.scalar, stateful=True,
                 allowed_types={"key_dtype": _KEY_TYPES, "value_dtype": _VALUE_TYPES})
+register_op("MutableHashTableOfTensorsV2", outputs=["table_handle: string"],
+            attrs=dict(_TABLE_ATTRS, value_shape=("shape", [])),
+            shape_fn=common_shapes.scalar, stateful=True,
+            allowed_types={"key_dtype": _KEY_TYPES, "value_dtype": _VALUE_TYPES})
+register_op("MutableDenseHashTableV2", inputs=["empty_key: key_dtype", "deleted_key: key_dtype"],
+            outputs=["table_handle: string"],
+            attrs=dict(_TABLE_ATTRS, value_shape=("shape", []),
+                       initial_num_buckets=("int", 131072), max_load_factor=("float", 0.8)),
+            shape_fn=common_shapes.scalar, stateful=True,
+            allowed_types={"key_dtype": _KEY_TYPES, "value_dtype": _VALUE_TYPES})
 register_op("InitializeTableV2", inputs=["table_handle: string", "keys: Tkey",
                                          "values: Tval"],
             attrs={"Tkey": "type", "Tval": "type"}, shape_fn=common_shapes.no_outputs,
@@ -31,13 +41,34 @@ register_op("InitializeTableFromTextFileV2", inputs=["table_handle: string",
             attrs={"key_index": "int", "value_index": "int", "vocab_size": ("int", -1),
                    "delimiter": ("string", "\t")}, shape_fn=common_shapes.no_outputs,
             stateful=True)
+
+
+def _find_shape(op):
+    """keys.shape without the key's own dimensions (dense tables), then the value's shape."""
+    table, keys = op.inputs[0].op, op.inputs[1].shape
+    if table.type in ("HashTableV2", "MutableHashTableV2"):
+        return [keys]
+    if table.type not in ("MutableHashTableOfTensorsV2", "MutableDenseHashTableV2") or \
+            keys.ndims is None:
+        return [tensor_shape.TensorShape(None)]
+    key_rank = table.inputs[0].shape.ndims if table.type == "MutableDenseHashTableV2" else 0
+    if key_rank is None:
+        return [tensor_shape.TensorShape(None)]
+    value_shape = tensor_shape.as_shape(table.attrs.get("value_shape") or [])
+    return [tensor_shape.TensorShape(keys.dims[:keys.ndims - key_rank])
+            .concatenate(value_shape)]
+
+
 register_op("LookupTableFindV2", inputs=["table_handle: string", "keys: Tin",
                                          "default_value: Tout"], outputs=["values: Tout"],
-            attrs={"Tin": "type", "Tout": "type"}, shape_fn=lambda op: [op.inputs[1].shape],
-            stateful=True)
+            attrs={"Tin": "type", "Tout": "type"}, shape_fn=_find_shape, stateful=True)
 register_op("LookupTableSizeV2", inputs=["table_handle: string"], outputs=["size: int64"],
             shape_fn=common_shapes.scalar, stateful=True)
 register_op("LookupTableInsertV2", inputs=["table_handle: string", "keys: Tin",
+                                           "values: Tout"],
+            attrs={"Tin": "type", "Tout": "type"}, shape_fn=common_shapes.no_outputs,
+            stateful=True)
+register_op("LookupTableImportV2", inputs=["table_handle: string", "keys: Tin",
                                            "values: Tout"],
             attrs={"Tin": "type", "Tout": "type"}, shape_fn=common_shapes.no_outputs,
             stateful=True)
@@ -47,9 +78,10 @@ register_op("LookupTableExportV2", inputs=["table_handle: string"],
             outputs=["keys: Tkeys", "values: Tvalues"],
             attrs={"Tkeys": "type", "Tvalues": "type"},
             shape_fn=lambda op: [tensor_shape.TensorShape([None])] * 2, stateful=True)
-for _name in ("HashTableV2", "MutableHashTableV2", "InitializeTableV2",
-              "InitializeTableFromTextFileV2", "LookupTableFindV2", "LookupTableSizeV2",
-              "LookupTableInsertV2", "LookupTableRemoveV2", "LookupTableExportV2"):
+for _name in ("HashTableV2", "MutableHashTableV2", "MutableHashTableOfTensorsV2",
+              "MutableDenseHashTableV2", "InitializeTableV2", "InitializeTableFromTextFileV2",
+              "LookupTableFindV2", "LookupTableSizeV2", "LookupTableInsertV2",
+              "LookupTableImportV2", "LookupTableRemoveV2", "LookupTableExportV2"):
     not_differentiable(_name)
 
 
@@ -170,18 +202,22 @@ class StaticVocabularyTable:
         return math_ops.where_v2(math_ops.equal(ids, -1), buckets, ids, name=name or "lookup")
 
 
-class MutableHashTable:
-    """A table changed by insert / remove ops (and read back with export)."""
+class _MutableTable:
+    """Shared by the mutable tables: insert / remove / export ops on the table's handle, and
+    (checkpoint=True) a place in every Saver's checkpoint, as `<name>-keys`/`<name>-values`."""
 
-    def __init__(self, key_dtype, value_dtype, default_value, name="MutableHashTable",
-                 checkpoint=True):
-        self.key_dtype, self.value_dtype = dtypes.as_dtype(key_dtype), dtypes.as_dtype(
-            value_dtype)
-        self._default = convert_to_tensor(default_value, dtype=self.value_dtype)
-        self.resource_handle = make_tensor(
-            "MutableHashTableV2", [], {"key_dtype": self.key_dtype,
-                                       "value_dtype": self.value_dtype, "shared_name": ""},
-            name)
+    def _finish(self, checkpoint):
+        self._name = self.resource_handle.op.name
+        if checkpoint:
+            add_to_collection(GraphKeys.SAVEABLE_OBJECTS, _TableSaveable(self))
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def default_value(self):
+        return self._default
 
     def lookup(self, keys, name=None):
         return make_tensor("LookupTableFindV2", [self.resource_handle, convert_to_tensor(
@@ -193,10 +229,14 @@ class MutableHashTable:
                                                convert_to_tensor(values, dtype=self.value_dtype)],
                        name=name or "insert")
 
+    insert_or_assign = insert
+
     def remove(self, keys, name=None):
         return make_op("LookupTableRemoveV2", [self.resource_handle,
                                                convert_to_tensor(keys, dtype=self.key_dtype)],
                        name=name or "remove")
+
+    erase = remove
 
     def size(self, name=None):
         return make_tensor("LookupTableSizeV2", [self.resource_handle], name=name or "size")
@@ -206,6 +246,74 @@ class MutableHashTable:
                      {"Tkeys": self.key_dtype, "Tvalues": self.value_dtype},
                      name=name or "export")
         return op.outputs[0], op.outputs[1]
+
+    def import_(self, keys, values, name=None):
+        """Replaces the whole content by these keys and values (what restoring does)."""
+        return make_op("LookupTableImportV2", [self.resource_handle,
+                                               convert_to_tensor(keys, dtype=self.key_dtype),
+                                               convert_to_tensor(values, dtype=self.value_dtype)],
+                       name=name or "import")
+
+
+class MutableHashTable(_MutableTable):
+    """A table changed by insert / remove ops (and read back with export). Values have the
+    shape of `default_value` (scalars, or vectors and more: TF's MutableHashTableOfTensors)."""
+
+    def __init__(self, key_dtype, value_dtype, default_value, name="MutableHashTable",
+                 checkpoint=True):
+        self.key_dtype, self.value_dtype = dtypes.as_dtype(key_dtype), dtypes.as_dtype(
+            value_dtype)
+        self._default = convert_to_tensor(default_value, dtype=self.value_dtype)
+        attrs = {"key_dtype": self.key_dtype, "value_dtype": self.value_dtype,
+                 "shared_name": ""}
+        if self._default.shape.ndims:
+            attrs["value_shape"] = self._default.shape
+            self.resource_handle = make_tensor("MutableHashTableOfTensorsV2", [], attrs, name)
+        else:
+            self.resource_handle = make_tensor("MutableHashTableV2", [], attrs, name)
+        self._finish(checkpoint)
+
+
+class DenseHashTable(_MutableTable):
+    """A mutable table in open-addressed buckets (`tf.lookup.experimental.DenseHashTable`):
+    `empty_key` marks free buckets and `deleted_key` erased ones, so neither may be a key;
+    keys may be vectors (the shape of empty_key), values have the shape of default_value."""
+
+    def __init__(self, key_dtype, value_dtype, default_value, empty_key, deleted_key,
+                 initial_num_buckets=None, name="MutableDenseHashTable", checkpoint=True):
+        self.key_dtype, self.value_dtype = dtypes.as_dtype(key_dtype), dtypes.as_dtype(
+            value_dtype)
+        self._default = convert_to_tensor(default_value, dtype=self.value_dtype)
+        empty = convert_to_tensor(empty_key, dtype=self.key_dtype)
+        deleted = convert_to_tensor(deleted_key, dtype=self.key_dtype)
+        attrs = {"key_dtype": self.key_dtype, "value_dtype": self.value_dtype,
+                 "shared_name": "", "value_shape": self._default.shape}
+        if initial_num_buckets is not None:
+            attrs["initial_num_buckets"] = int(initial_num_buckets)
+        self.resource_handle = make_tensor("MutableDenseHashTableV2", [empty, deleted], attrs,
+                                           name)
+        self._finish(checkpoint)
+
+
+class _TableSaveSpec:
+    def __init__(self, tensor, name):
+        self.tensor, self.name, self.slice_spec, self.dtype = tensor, name, "", tensor.dtype
+
+
+class _TableSaveable:
+    """A mutable table in a checkpoint, in the protocol Saver uses for non-variables (TF's
+    SaveableObject): `specs` (name + tensor to write) and `restore(tensors, shapes)`."""
+
+    def __init__(self, table):
+        self.table, self.name, self.op = table, table.name, table.resource_handle
+        with name_scope(f"{table.name}/"):
+            keys, values = table.export(name="export_for_checkpoint")
+        self.specs = [_TableSaveSpec(keys, f"{table.name}-keys"),
+                      _TableSaveSpec(values, f"{table.name}-values")]
+
+    def restore(self, restored_tensors, restored_shapes=None):
+        keys, values = restored_tensors
+        return self.table.import_(keys, values, name="restore_table")
 
 
 # --- TF 1.x's tf.contrib.lookup helpers ------------------------------------------------------

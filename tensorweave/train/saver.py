@@ -37,11 +37,12 @@ from tensorweave.train import training_util
 class _Saveable:
     """One tensor in the checkpoint: its name there, the slice it is, how to read and fill it."""
 
-    def __init__(self, name, tensor, variable=None, spec=""):
+    def __init__(self, name, tensor, variable=None, spec="", owner=None):
         self.name = name
         self.tensor = tensor
         self.variable = variable
         self.spec = spec
+        self.owner = owner       # a SaveableObject (e.g. a table) restoring all its specs
         self.colocate = variable.op if variable is not None else tensor.op
         self.device = variable.device if variable is not None else tensor.device
 
@@ -61,12 +62,13 @@ def _saveables(var_list):
     for name, value in items:
         pieces = list(value) if isinstance(value, (PartitionedVariable, list, tuple)) else [value]
         for piece in pieces:
-            saveable = _saveable(name, piece)
-            key = (saveable.name, saveable.spec)
-            if key in seen:
-                raise ValueError(f"At least two variables have the same name: {saveable.name}")
-            seen[key] = saveable
-            saveables.append(saveable)
+            for saveable in _saveable(name, piece):
+                key = (saveable.name, saveable.spec)
+                if key in seen:
+                    raise ValueError("At least two variables have the same name: "
+                                     f"{saveable.name}")
+                seen[key] = saveable
+                saveables.append(saveable)
     return saveables
 
 
@@ -74,11 +76,14 @@ def _saveable(name, value):
     if isinstance(value, variables.Variable):
         info = value._save_slice_info
         if info is not None:
-            return _Saveable(name or info.full_name, value.value(), value, info.spec)
-        return _Saveable(name or value.op.name, value.value(), value)
+            return [_Saveable(name or info.full_name, value.value(), value, info.spec)]
+        return [_Saveable(name or value.op.name, value.value(), value)]
+    if hasattr(value, "specs") and hasattr(value, "restore"):   # TF's SaveableObject protocol
+        return [_Saveable(spec.name, spec.tensor, spec=spec.slice_spec, owner=value)
+                for spec in value.specs]
     if hasattr(value, "_as_graph_element") or isinstance(value, graph_lib.Tensor):
         tensor = convert_to_tensor(value)
-        return _Saveable(name or tensor.op.name, tensor)
+        return [_Saveable(name or tensor.op.name, tensor)]
     raise TypeError(f"Saver: cannot save {value!r}; expected a Variable, PartitionedVariable "
                     "or Tensor (or a dict of them by name)")
 
@@ -193,6 +198,17 @@ class Saver:
                 value.set_shape(saveable.variable.shape)
                 with graph.colocate_with(saveable.variable.op):
                     assigns.append(state_ops.assign(saveable.variable, value).op)
+        owners = []
+        for saveable in saveables:
+            if saveable.owner is not None and saveable.owner not in owners:
+                owners.append(saveable.owner)
+        for owner in owners:     # tables and other SaveableObjects restore themselves
+            specs = [s for s in saveables if s.owner is owner]
+            with graph.colocate_with(specs[0].colocate):
+                values = io_ops.restore_v2(self._filename_tensor, [s.name for s in specs],
+                                           [s.spec for s in specs],
+                                           [s.tensor.dtype for s in specs])
+                assigns.append(owner.restore(values, [s.tensor.shape for s in specs]))
         restore = control_flow_ops.group(*assigns, name="restore_all")
         # Transparent mode: after restoring, every rank takes rank 0's values.
         return data_parallel.policy().after_variables_set(
