@@ -191,6 +191,8 @@ from tensorweave import contrib  # noqa: F401 - its submodules load on first use
 from tensorweave import saved_model  # noqa: F401
 from tensorweave import image  # noqa: F401
 from tensorweave import keras  # noqa: F401
+from tensorweave.platform import extensions as _extensions  # noqa: E402
+_extensions.provide("contrib.keras", keras=keras)  # tf.contrib.keras answers with tf.keras
 from tensorweave import feature_column  # noqa: F401
 from tensorweave import estimator  # noqa: F401
 from tensorweave.framework.protos.summary_pb2 import (Summary, SummaryMetadata,  # noqa: F401
