@@ -27,22 +27,32 @@ def collect_named_outputs(collections_, alias, outputs):
     """Adds `outputs` to each of `collections_` under `alias`; returns it."""
     if collections_:
         graph = outputs.graph
-        _aliases(graph)[outputs.name] = alias
+        known = _aliases(graph).setdefault(outputs.name, [])
+        alias = alias[:-1] if alias.endswith("/") else alias
+        if alias not in known:
+            known.append(alias)
         graph.add_to_collections([collections_] if isinstance(collections_, str)
                                  else collections_, outputs)
     return outputs
 
 
+def get_tensor_aliases(tensor):
+    """Every alias `tensor` was collected under (a block's output is also its last unit's),
+    else [its op name]."""
+    return list(_aliases(tensor.graph).get(tensor.name) or [tensor.op.name])
+
+
 def get_tensor_alias(tensor):
-    """The alias a layer collected `tensor` under, else its op name."""
-    return _aliases(tensor.graph).get(tensor.name, tensor.op.name)
+    """The alias a layer last collected `tensor` under, else its op name."""
+    return get_tensor_aliases(tensor)[-1]
 
 
 def convert_collection_to_dict(collection, clear_collection=False):
     """An ordered {alias: tensor} of a collection of layer outputs (slim's end_points)."""
     graph = graph_lib.get_default_graph()
     tensors = graph.get_collection(collection)
-    result = collections.OrderedDict((get_tensor_alias(t), t) for t in tensors)
+    result = collections.OrderedDict((alias, t) for t in tensors
+                                     for alias in get_tensor_aliases(t))
     if clear_collection:
         del graph.get_collection_ref(collection)[:]
     return result

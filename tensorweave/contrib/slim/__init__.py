@@ -28,3 +28,5 @@ from tensorweave.contrib.framework import variables  # noqa: F401
 from tensorweave.contrib.layers import initializers, regularizers  # noqa: F401
 from tensorweave.contrib.slim import learning  # noqa: F401,E402
 from tensorweave.contrib import metrics  # noqa: F401,E402
+from tensorweave.contrib.slim import nets  # noqa: F401,E402
+from tensorweave.contrib.layers import utils  # noqa: F401,E402

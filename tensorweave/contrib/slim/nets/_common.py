@@ -1,0 +1,34 @@
+"""What the slim nets share: the layers and ops they are built from, and the end-points
+collection of a net's variable scope (`<scope>_end_points`, as TF-Slim names it)."""
+from tensorweave.contrib.framework.arg_scope import arg_scope, add_arg_scope  # noqa: F401
+from tensorweave.contrib.layers.layers import (avg_pool2d, conv2d, dropout,  # noqa: F401
+                                               fully_connected, max_pool2d, repeat, softmax)
+from tensorweave.contrib.layers.normalization import batch_norm  # noqa: F401
+from tensorweave.contrib.layers.regularizers import l2_regularizer  # noqa: F401
+from tensorweave.contrib.layers.initializers import variance_scaling_initializer  # noqa: F401
+from tensorweave.contrib.layers.utils import (collect_named_outputs,  # noqa: F401
+                                              convert_collection_to_dict)
+from tensorweave.framework.graph import GraphKeys  # noqa: F401
+from tensorweave.ops import array_ops, math_ops, nn_ops  # noqa: F401
+from tensorweave.ops.activation_ops import relu6  # noqa: F401
+from tensorweave.ops.init_ops import (constant_initializer, truncated_normal_initializer,  # noqa: F401,E501
+                                      zeros_initializer)
+from tensorweave.ops.pad_tile_ops import pad  # noqa: F401
+from tensorweave.ops.slicing_ops import concat  # noqa: F401
+from tensorweave.ops.variable_scope import variable_scope  # noqa: F401
+
+
+def trunc_normal(stddev):
+    return truncated_normal_initializer(0.0, stddev)
+
+
+def end_points_collection(scope):
+    return scope.original_name_scope + "_end_points"
+
+
+def global_pool(net, name="global_pool"):
+    return math_ops.reduce_mean(net, [1, 2], keepdims=True, name=name)
+
+
+def squeeze_spatial(net, name):
+    return array_ops.squeeze(net, [1, 2], name=name)

@@ -1,0 +1,52 @@
+"""OverFeat (Sermanet et al., 2013), the "fast" model, as TF-Slim builds it: no dropout before
+the convolutions, fully connected layers as convolutions (fc6 6x6 VALID on 231x231 inputs)."""
+from tensorweave.contrib.slim.nets import _common as c
+
+
+def overfeat_arg_scope(weight_decay=0.0005):
+    with c.arg_scope([c.conv2d, c.fully_connected], activation_fn=c.nn_ops.relu,
+                     weights_regularizer=c.l2_regularizer(weight_decay),
+                     biases_initializer=c.zeros_initializer()):
+        with c.arg_scope([c.conv2d], padding="SAME"):
+            with c.arg_scope([c.max_pool2d], padding="VALID") as arg_sc:
+                return arg_sc
+
+
+def overfeat(inputs, num_classes=1000, is_training=True, dropout_keep_prob=0.5,
+             spatial_squeeze=True, scope="overfeat", global_pool=False):
+    """Returns (net, end_points); net is the logits when num_classes is set."""
+    with c.variable_scope(scope, "overfeat", [inputs]) as sc:
+        collection = c.end_points_collection(sc)
+        with c.arg_scope([c.conv2d, c.fully_connected, c.max_pool2d],
+                         outputs_collections=collection):
+            net = c.conv2d(inputs, 64, [11, 11], 4, padding="VALID", scope="conv1")
+            net = c.max_pool2d(net, [2, 2], scope="pool1")
+            net = c.conv2d(net, 256, [5, 5], padding="VALID", scope="conv2")
+            net = c.max_pool2d(net, [2, 2], scope="pool2")
+            net = c.conv2d(net, 512, [3, 3], scope="conv3")
+            net = c.conv2d(net, 1024, [3, 3], scope="conv4")
+            net = c.conv2d(net, 1024, [3, 3], scope="conv5")
+            net = c.max_pool2d(net, [2, 2], scope="pool5")
+            with c.arg_scope([c.conv2d], weights_initializer=c.trunc_normal(0.005),
+                             biases_initializer=c.constant_initializer(0.1)):
+                net = c.conv2d(net, 3072, [6, 6], padding="VALID", scope="fc6")
+                net = c.dropout(net, dropout_keep_prob, is_training=is_training,
+                                scope="dropout6")
+                net = c.conv2d(net, 4096, [1, 1], scope="fc7")
+                end_points = c.convert_collection_to_dict(collection)
+                if global_pool:
+                    net = c.global_pool(net)
+                    end_points["global_pool"] = net
+                if num_classes:
+                    net = c.dropout(net, dropout_keep_prob, is_training=is_training,
+                                    scope="dropout7")
+                    net = c.conv2d(net, num_classes, [1, 1], activation_fn=None,
+                                   normalizer_fn=None, biases_initializer=c.zeros_initializer(),
+                                   scope="fc8")
+                    if spatial_squeeze:
+                        net = c.squeeze_spatial(net, "fc8/squeezed")
+                    end_points[sc.name + "/fc8"] = net
+            return net, end_points
+
+
+overfeat.default_image_size = 231
