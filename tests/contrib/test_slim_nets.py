@@ -37,6 +37,8 @@ def _build(net_fn, arg_scope, size, **kwargs):
      "resnet_v2_50/conv1/weights:0", "resnet_v2_50/block3/unit_6/bottleneck_v2"),
     (inception.inception_v1, inception.inception_v1_arg_scope(), 224, 116, 230,
      "InceptionV1/Conv2d_1a_7x7/weights:0", "Mixed_5b"),
+    (inception.inception_v3, inception.inception_v3_arg_scope(), 299, 196, 388,
+     "InceptionV3/Conv2d_1a_3x3/weights:0", "AuxLogits"),
 ])
 def test_nets_have_tf_slims_variables_and_end_points(net_fn, arg_scope, size, trainable,
                                                       total, first, end_point):
@@ -63,6 +65,31 @@ def test_mixed_5b_keeps_tf_slims_odd_branch_name_and_resnet_end_point_shapes():
     assert ep["resnet_v1_101/block3/unit_22/bottleneck_v1"].shape.as_list() == [2, 14, 14, 1024]
     assert ep["resnet_v1_101/block3/unit_23/bottleneck_v1"].shape.as_list() == [2, 7, 7, 1024]
     assert ep["resnet_v1_101/block3"] is ep["resnet_v1_101/block3/unit_23/bottleneck_v1"]
+
+
+def test_inception_v3_has_the_published_size_and_shapes():
+    graph, _, _, end_points = _build(inception.inception_v3, inception.inception_v3_arg_scope(),
+                                     299, num_classes=None)
+    with graph.as_default():
+        params = sum(int(np.prod(v.shape.as_list())) for v in tf.trainable_variables())
+        names = {v.op.name for v in tf.global_variables()}
+    assert params == 21768352          # Inception v3 without its classifier
+    assert "InceptionV3/Mixed_5c/Branch_1/Conv_1_0c_5x5/weights" in names
+    assert "InceptionV3/Mixed_7c/Branch_1/Conv2d_0c_3x1/weights" in names
+    shapes = {k: end_points[k].shape.as_list()[1:] for k in ("Mixed_5d", "Mixed_6e", "Mixed_7c")}
+    assert shapes == {"Mixed_5d": [35, 35, 288], "Mixed_6e": [17, 17, 768],
+                      "Mixed_7c": [8, 8, 2048]}
+    graph, images, small, small_ep = _build(inception.inception_v3,
+                                            inception.inception_v3_arg_scope(), 160,
+                                            num_classes=4, depth_multiplier=0.5,
+                                            is_training=False)
+    assert small.shape.as_list() == [2, 4] and small_ep["Mixed_7c"].shape.as_list()[-1] == 1024
+    with graph.as_default(), tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        probs, aux = sess.run([small_ep["Predictions"], small_ep["AuxLogits"]],
+                              {images: np.random.default_rng(0).random((2, 160, 160, 3))})
+    np.testing.assert_allclose(probs.sum(1), 1.0, rtol=1e-5)
+    assert aux.shape == (2, 4) and np.isfinite(aux).all()
 
 
 def _np_conv_valid(x, w, stride, rate=1):
