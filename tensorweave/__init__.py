@@ -303,3 +303,9 @@ from tensorweave import test  # noqa: E402,F401 - tf.test, last: it uses the who
 from tensorweave.ops.tensor_array import TensorArray  # noqa: E402,F401
 from tensorweave.ops.sequence_ops import reverse_sequence  # noqa: E402,F401
 from tensorweave.ops.map_fn_ops import map_fn, scan, foldl, foldr  # noqa: E402,F401
+
+# TF 1.x's own module paths (`tensorflow.python.framework.ops`, `tensorflow.core...._pb2`),
+# which programs import directly, answered from these namespaces (compat/source_paths.py).
+_TENSORWEAVE_ROOT = True
+from tensorweave.compat import source_paths as _source_paths  # noqa: E402
+_source_paths.install()

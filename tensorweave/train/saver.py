@@ -83,6 +83,9 @@ def _saveable(name, value):
                 for spec in value.specs]
     if hasattr(value, "_as_graph_element") or isinstance(value, graph_lib.Tensor):
         tensor = convert_to_tensor(value)
+        if tensor.op.type in ("VariableV2", "Variable"):
+            # a variable known only by its op (an imported GraphDef): restored by assign
+            return [_Saveable(name or tensor.op.name, tensor, tensor)]
         return [_Saveable(name or tensor.op.name, tensor)]
     raise TypeError(f"Saver: cannot save {value!r}; expected a Variable, PartitionedVariable "
                     "or Tensor (or a dict of them by name)")
