@@ -82,6 +82,7 @@ MODULES = {
     "python.ops.linalg_ops": ("tensorweave.linalg", _TOP),
     "python.ops.histogram_ops": (_TOP,),
     "python.ops.summary_ops": ("tensorweave.summary",),
+    "python.ops.resources": ("tensorweave.ops.resources",),
     "python.ops.distributions.distributions": ("tensorweave.distributions",),
     "python.platform.gfile": ("tensorweave.gfile",),
     "python.platform.tf_logging": ("tensorweave.logging",),

@@ -43,7 +43,6 @@ REPLACEMENTS = {
     "timeseries": None,
     "factorization": None,
     "gan": None,
-    "tensor_forest": None,
     "boosted_trees": None,
     "linear_optimizer": None,
     "kernel_methods": None,
