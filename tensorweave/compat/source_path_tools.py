@@ -73,15 +73,14 @@ def print_tensors_in_checkpoint_file(file_name, tensor_name, all_tensors,
     print(f"# Total number of params: {total}")
 
 
-def _read_graph_def(path, binary):
-    graph_def = graph_pb2.GraphDef()
+def _read_proto(path, message, binary):
     with open(path, "rb") as handle:
         data = handle.read()
     if binary:
-        graph_def.ParseFromString(data)
+        message.ParseFromString(data)
     else:
-        text_format.Merge(data.decode("utf-8"), graph_def)
-    return graph_def
+        text_format.Merge(data.decode("utf-8"), message)
+    return message
 
 
 def freeze_graph_with_def_protos(input_graph_def, input_saver_def, input_checkpoint,
@@ -144,16 +143,10 @@ def freeze_graph(input_graph, input_saver, input_binary, input_checkpoint, outpu
                  input_saved_model_dir=None, saved_model_tags="serve", checkpoint_version=2):
     """freeze_graph_with_def_protos on files: a GraphDef (text unless input_binary) or a
     meta graph, and a checkpoint prefix."""
-    graph_def = _read_graph_def(input_graph, input_binary) if input_graph else None
-    meta_graph_def = None
-    if input_meta_graph:
-        meta_graph_def = meta_graph_pb2.MetaGraphDef()
-        with open(input_meta_graph, "rb") as handle:
-            data = handle.read()
-        if input_binary:
-            meta_graph_def.ParseFromString(data)
-        else:
-            text_format.Merge(data.decode("utf-8"), meta_graph_def)
+    graph_def = _read_proto(input_graph, graph_pb2.GraphDef(), input_binary) \
+        if input_graph else None
+    meta_graph_def = _read_proto(input_meta_graph, meta_graph_pb2.MetaGraphDef(),
+                                 input_binary) if input_meta_graph else None
     return freeze_graph_with_def_protos(
         graph_def, None, input_checkpoint, output_node_names, restore_op_name,
         filename_tensor_name, output_graph, clear_devices, initializer_nodes,

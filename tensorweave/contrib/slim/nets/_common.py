@@ -26,9 +26,33 @@ def end_points_collection(scope):
     return scope.original_name_scope + "_end_points"
 
 
-def global_pool(net, name="global_pool"):
+def global_average(net, name="global_pool"):
     return math_ops.reduce_mean(net, [1, 2], keepdims=True, name=name)
 
 
 def squeeze_spatial(net, name):
     return array_ops.squeeze(net, [1, 2], name=name)
+
+
+def conv_classifier(net, sc, collection, fc6_depth, fc6_kernel, fc6_padding, num_classes,
+                    is_training, dropout_keep_prob, spatial_squeeze, global_pool,
+                    fc8_zero_bias=False):
+    """The head of the AlexNet / OverFeat / VGG family with its fully connected layers as
+    convolutions: fc6 (fc6_kernel, fc6_padding), dropout6, fc7 (1x1, 4096); then a global
+    pool if asked, and with num_classes dropout7 and the 1x1 logits fc8 (squeezed)."""
+    net = conv2d(net, fc6_depth, fc6_kernel, padding=fc6_padding, scope="fc6")
+    net = dropout(net, dropout_keep_prob, is_training=is_training, scope="dropout6")
+    net = conv2d(net, 4096, [1, 1], scope="fc7")
+    end_points = convert_collection_to_dict(collection)
+    if global_pool:
+        net = global_average(net)
+        end_points["global_pool"] = net
+    if num_classes:
+        net = dropout(net, dropout_keep_prob, is_training=is_training, scope="dropout7")
+        extra = {"biases_initializer": zeros_initializer()} if fc8_zero_bias else {}
+        net = conv2d(net, num_classes, [1, 1], activation_fn=None, normalizer_fn=None,
+                     scope="fc8", **extra)
+        if spatial_squeeze:
+            net = squeeze_spatial(net, "fc8/squeezed")
+        end_points[sc.name + "/fc8"] = net
+    return net, end_points

@@ -30,24 +30,9 @@ def alexnet_v2(inputs, num_classes=1000, is_training=True, dropout_keep_prob=0.5
             net = c.max_pool2d(net, [3, 3], 2, scope="pool5")
             with c.arg_scope([c.conv2d], weights_initializer=c.trunc_normal(0.005),
                              biases_initializer=c.constant_initializer(0.1)):
-                net = c.conv2d(net, 4096, [5, 5], padding="VALID", scope="fc6")
-                net = c.dropout(net, dropout_keep_prob, is_training=is_training,
-                                scope="dropout6")
-                net = c.conv2d(net, 4096, [1, 1], scope="fc7")
-                end_points = c.convert_collection_to_dict(collection)
-                if global_pool:
-                    net = c.global_pool(net)
-                    end_points["global_pool"] = net
-                if num_classes:
-                    net = c.dropout(net, dropout_keep_prob, is_training=is_training,
-                                    scope="dropout7")
-                    net = c.conv2d(net, num_classes, [1, 1], activation_fn=None,
-                                   normalizer_fn=None, biases_initializer=c.zeros_initializer(),
-                                   scope="fc8")
-                    if spatial_squeeze:
-                        net = c.squeeze_spatial(net, "fc8/squeezed")
-                    end_points[sc.name + "/fc8"] = net
-            return net, end_points
+                return c.conv_classifier(net, sc, collection, 4096, [5, 5], "VALID",
+                                         num_classes, is_training, dropout_keep_prob,
+                                         spatial_squeeze, global_pool, fc8_zero_bias=True)
 
 
 alexnet_v2.default_image_size = 224

@@ -93,7 +93,7 @@ def inception_v1(inputs, num_classes=1000, is_training=True, dropout_keep_prob=0
             net, end_points = inception_v1_base(inputs, scope=sc)
             with c.variable_scope("Logits"):
                 if global_pool:
-                    net = c.global_pool(net)
+                    net = c.global_average(net)
                     end_points["global_pool"] = net
                 else:
                     net = c.avg_pool2d(net, [7, 7], stride=1, scope="AvgPool_0a_7x7")

@@ -195,7 +195,7 @@ def inception_v3(inputs, num_classes=1000, is_training=True, dropout_keep_prob=0
                         end_points["AuxLogits"] = aux
             with c.variable_scope("Logits"):
                 if global_pool:
-                    net = c.global_pool(net, "GlobalPool")
+                    net = c.global_average(net, "GlobalPool")
                     end_points["global_pool"] = net
                 else:
                     kernel = _reduced_kernel_size_for_small_input(net, [8, 8])

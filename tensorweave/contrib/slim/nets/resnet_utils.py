@@ -118,3 +118,52 @@ def finish(net, end_points, sc, num_classes, global_pool, spatial_squeeze):
             end_points[sc.name + "/spatial_squeeze"] = net
         end_points["predictions"] = c.softmax(net, scope="predictions")
     return net, end_points
+
+
+def bottleneck_block(scope, unit_fn, base_depth, num_units, stride):
+    """A block of `num_units` bottleneck units of width base_depth (output 4x base_depth),
+    the last one strided."""
+    unit = {"depth": base_depth * 4, "depth_bottleneck": base_depth}
+    return Block(scope, unit_fn, [dict(unit, stride=1)] * (num_units - 1) +
+                 [dict(unit, stride=stride)])
+
+
+def body(inputs, blocks, unit_fn, sc, is_training, output_stride, include_root_block,
+         store_non_strided_activations, root_scope, after_blocks=None):
+    """What ResNet v1 and v2 share between their scopes: end points collected, the root
+    (7x7/2 conv under `root_scope`'s arg_scope, 3x3/2 max pool), the blocks, an optional
+    `after_blocks(net)`; returns (net, end_points) before the head."""
+    collection = c.end_points_collection(sc)
+    with c.arg_scope([c.conv2d, unit_fn, stack_blocks_dense], outputs_collections=collection):
+        with training_scope(is_training):
+            net = inputs
+            if include_root_block:
+                output_stride = check_root_stride(output_stride)
+                with root_scope():
+                    net = conv2d_same(net, 64, 7, stride=2, scope="conv1")
+                net = c.max_pool2d(net, [3, 3], stride=2, scope="pool1")
+            net = stack_blocks_dense(net, blocks, output_stride, store_non_strided_activations)
+            if after_blocks is not None:
+                net = after_blocks(net)
+            return net, c.convert_collection_to_dict(collection)
+
+
+def named_resnet(build, block_fn, units, default_scope, version):
+    """resnet_vN_{depth}: the four standard blocks of `units` units through `build`."""
+    def resnet(inputs, num_classes=None, is_training=True, global_pool=True, output_stride=None,
+               spatial_squeeze=True, store_non_strided_activations=False, min_base_depth=8,
+               depth_multiplier=1, reuse=None, scope=default_scope):
+        def depth(d):
+            return max(int(d * depth_multiplier), min_base_depth)
+        blocks = [block_fn(f"block{i + 1}", depth(base), count, 2 if i < 3 else 1)
+                  for i, (base, count) in enumerate(zip((64, 128, 256, 512), units))]
+        return build(inputs, blocks, num_classes, is_training, global_pool=global_pool,
+                     output_stride=output_stride, include_root_block=True,
+                     spatial_squeeze=spatial_squeeze,
+                     store_non_strided_activations=store_non_strided_activations,
+                     reuse=reuse, scope=scope)
+    resnet.__name__ = resnet.__qualname__ = default_scope
+    resnet.__doc__ = (f"ResNet-{default_scope.rsplit('_', 1)[-1]} {version}: blocks of "
+                      f"{units} units.")
+    resnet.default_image_size = 224
+    return resnet

@@ -24,22 +24,9 @@ def _vgg(layers_per_block, inputs, num_classes, is_training, dropout_keep_prob,
                                                        (64, 128, 256, 512, 512)), start=1):
                 net = c.repeat(net, count, c.conv2d, depth, [3, 3], scope=f"conv{block}")
                 net = c.max_pool2d(net, [2, 2], scope=f"pool{block}")
-            net = c.conv2d(net, 4096, [7, 7], padding=fc_conv_padding, scope="fc6")
-            net = c.dropout(net, dropout_keep_prob, is_training=is_training, scope="dropout6")
-            net = c.conv2d(net, 4096, [1, 1], scope="fc7")
-            end_points = c.convert_collection_to_dict(collection)
-            if global_pool:
-                net = c.global_pool(net)
-                end_points["global_pool"] = net
-            if num_classes:
-                net = c.dropout(net, dropout_keep_prob, is_training=is_training,
-                                scope="dropout7")
-                net = c.conv2d(net, num_classes, [1, 1], activation_fn=None,
-                               normalizer_fn=None, scope="fc8")
-                if spatial_squeeze:
-                    net = c.squeeze_spatial(net, "fc8/squeezed")
-                end_points[sc.name + "/fc8"] = net
-            return net, end_points
+            return c.conv_classifier(net, sc, collection, 4096, [7, 7], fc_conv_padding,
+                                     num_classes, is_training, dropout_keep_prob,
+                                     spatial_squeeze, global_pool)
 
 
 def vgg_a(inputs, num_classes=1000, is_training=True, dropout_keep_prob=0.5,
