@@ -1,0 +1,72 @@
+"""One worker of a between-graph strategy job, the cluster from TF_CONFIG:
+  mwms STEPS BATCH   MultiWorkerMirroredStrategy trains strategy_model for STEPS steps of
+                     BATCH examples per worker (every worker starts from different initial
+                     values: the initializer's broadcast must give them worker 0's)
+  ps STEPS BATCH     ParameterServerStrategy: loss = mean(x.w), whose gradient does not depend
+                     on w, trained asynchronously; each worker waits until the global step
+                     counts every worker's steps, then reads w from the ps
+Prints one RESULT line (JSON)."""
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))))
+
+import tensorweave as tf  # noqa: E402
+from tests.distribute import strategy_model  # noqa: E402
+
+
+def multi_worker_mirrored(steps, batch):
+    strategy = tf.distribute.experimental.MultiWorkerMirroredStrategy()
+    rank = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
+    train_op, loss, iterator, w, b = strategy_model.build(strategy, batch, initial_offset=rank)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(iterator.initialize())
+        for _ in range(steps):
+            sess.run(train_op)
+        w_value, b_value, loss_value = sess.run([w, b, loss])
+    return {"rank": rank, "replicas": strategy.num_replicas_in_sync, "w": w_value.tolist(),
+            "b": b_value.tolist(), "loss": float(loss_value)}
+
+
+def parameter_server(steps, batch):
+    strategy = tf.distribute.experimental.ParameterServerStrategy()
+    rank = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
+    with strategy.scope():
+        step_var = tf.train.get_or_create_global_step()
+        w = tf.get_variable("w", initializer=tf.zeros([3, 1]))
+        dataset = tf.data.Dataset.from_tensor_slices(strategy_model.X).batch(batch)
+        iterator = strategy.make_dataset_iterator(dataset)
+        opt = tf.train.GradientDescentOptimizer(strategy_model.LEARNING_RATE)
+        train_op = strategy.run(lambda x: opt.minimize(tf.reduce_mean(tf.matmul(x, w)),
+                                                       global_step=step_var),
+                                args=(iterator.get_next(),))
+        train_op = strategy.group(train_op)
+    total = steps * 2
+    with tf.train.MonitoredTrainingSession(
+            master=strategy.extended.session_target,
+            is_chief=strategy.extended.experimental_should_init,
+            config=strategy.update_config_proto(tf.ConfigProto())) as sess:
+        sess.run(iterator.initialize())
+        for _ in range(steps):
+            sess.run(train_op)
+        deadline = time.monotonic() + 30
+        while sess.run(step_var) < total and time.monotonic() < deadline:
+            time.sleep(0.05)
+        w_value, step_value = sess.run([w, step_var])
+    return {"rank": rank, "w": w_value.tolist(), "global_step": int(step_value),
+            "device": w.device, "replicas": strategy.num_replicas_in_sync}
+
+
+def main():
+    kind, steps, batch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    result = multi_worker_mirrored(steps, batch) if kind == "mwms" else \
+        parameter_server(steps, batch)
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""The between-graph strategies with real processes on 127.0.0.1, the cluster from TF_CONFIG:
+MultiWorkerMirroredStrategy's 2 workers with batch b take the steps of one replica with batch
+2b (from worker 0's initial values, though each worker starts elsewhere); a
+ParameterServerStrategy job (a real ps task, 2 asynchronous workers) applies every worker's
+gradient once on the ps (closed form for a loss whose gradient does not depend on w)."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tensorweave.cli.launch import free_ports
+from tests.collective.rank_util import _environment, _finish, results
+from tests.distribute import strategy_model
+from tests.distributed.cluster_util import REPO, ServerProcesses
+
+pytestmark = pytest.mark.timeout(120)
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts",
+                      "strategy_worker.py")
+
+
+def _workers(kind, cluster, steps, batch, timeout=90):
+    processes = []
+    try:
+        for index in range(len(cluster["worker"])):
+            config = json.dumps({"cluster": cluster, "task": {"type": "worker",
+                                                              "index": index}})
+            processes.append(subprocess.Popen(
+                [sys.executable, SCRIPT, kind, str(steps), str(batch)], cwd=REPO,
+                env=_environment({"TF_CONFIG": config}), stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, text=True, start_new_session=True))
+    finally:
+        outputs = _finish(processes, timeout)
+    for code, out in outputs:
+        assert code == 0, out[-3000:]
+    found = results(outputs)
+    assert sorted(found) == list(range(len(cluster["worker"]))), outputs
+    return found
+
+
+def test_multi_worker_mirrored_two_workers_match_one_replica_with_twice_the_batch():
+    steps, batch = 4, 8
+    cluster = {"worker": [f"127.0.0.1:{port}" for port in free_ports(2)]}
+    found = _workers("mwms", cluster, steps, batch)
+    w, b = strategy_model.numpy_reference(2 * batch, steps)
+    for record in found.values():
+        assert record["replicas"] == 2
+        np.testing.assert_allclose(record["w"], w, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(record["b"], b, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(w, strategy_model.W0)
+
+
+def test_parameter_server_strategy_applies_every_workers_gradient_on_the_ps():
+    steps, batch = 3, 8
+    with ServerProcesses({"ps": 1, "worker": 2}, skip={("worker", 0), ("worker", 1)}) as ps:
+        found = _workers("ps", ps.cluster, steps, batch)
+    # Worker i reads batches i, i+2, ...: together the first 2*steps batches, each applied
+    # once with the gradient of mean(x.w), i.e. the batch's column means.
+    batches = strategy_model.X[:2 * steps * batch].reshape(2 * steps, batch, 3)
+    expected = -strategy_model.LEARNING_RATE * batches.mean(axis=1).sum(axis=0)[:, None]
+    for record in found.values():
+        assert record["global_step"] == 2 * steps and record["replicas"] == 1
+        assert "/job:ps" in record["device"]
+        np.testing.assert_allclose(record["w"], expected, rtol=1e-5, atol=1e-6)
