@@ -122,10 +122,7 @@ class ReplicatedExtended(strategy_lib.StrategyExtended):
 
     def call_for_each_replica(self, fn, args=(), kwargs=None):
         """fn once per replica of this process in its replica context (see Strategy.run)."""
-        if distribution_context.replica_context() is not None:
-            raise RuntimeError("call_for_each_replica (strategy.run) cannot be called inside "
-                               "a replica context: call it from the cross-replica context "
-                               "(inside strategy.scope(), outside run)")
+        _check_cross_replica_context()
         merges = []
         strategy = self._strategy
 
@@ -222,6 +219,7 @@ class ReplicatedStrategy(strategy_lib.Strategy):
         component); the results, PerReplica where the replicas' differ."""
         if not callable(fn):
             raise TypeError(f"strategy.run: fn must be callable, got {type(fn).__name__}")
+        _check_cross_replica_context()
         with self.scope():
             return self._extended.call_for_each_replica(fn, args, kwargs)
 
@@ -287,3 +285,10 @@ class ReplicatedStrategy(strategy_lib.Strategy):
 
 def _all_variables():
     return variables_lib.global_variables() + variables_lib.local_variables()
+
+
+def _check_cross_replica_context():
+    if distribution_context.replica_context() is not None:
+        raise RuntimeError("strategy.run (call_for_each_replica) cannot be called inside a "
+                           "replica context: call it from the cross-replica context (inside "
+                           "strategy.scope(), outside run)")
