@@ -185,6 +185,11 @@ class Strategy:
     def extended(self):
         return self._extended
 
+    def __deepcopy__(self, memo):
+        # A strategy is a handle on this process's devices, replicator and collectives: copies
+        # of an Estimator's RunConfig share it.
+        return self
+
     @property
     def num_replicas_in_sync(self):
         return 1
