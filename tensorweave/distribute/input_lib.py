@@ -73,6 +73,11 @@ class DistributedIterator:
         return nest.map_structure(lambda t: PerReplica(_split(t, count)), element)
 
 
+def split_rows(tensor, count):
+    """`tensor`'s rows in `count` consecutive slices, in replica order."""
+    return _split(tensor, count)
+
+
 def _split(tensor, count):
     if count == 1:
         return (tensor,)
