@@ -244,6 +244,21 @@ class ReplicatedStrategy(strategy_lib.Strategy):
     def experimental_local_results(self, value):
         return local_results(value)
 
+    def configure(self, session_config=None, cluster_spec=None, task_type=None,
+                  task_id=None):
+        """The cluster is fixed when the strategy is made (TF_CONFIG or cluster_resolver);
+        a different one here is an error rather than silently ignored."""
+        replicator = self._extended._replicator
+        own = getattr(replicator, "cluster", None)
+        if cluster_spec is not None:
+            given = cluster_spec.as_dict() if hasattr(cluster_spec, "as_dict") else \
+                dict(cluster_spec)
+            if own is None or {k: list(v) for k, v in given.items()} != \
+                    {k: list(v) for k, v in own.as_dict().items()}:
+                raise ValueError(f"{type(self).__name__}.configure: the cluster {given} is not "
+                                 "the one this strategy was made for; pass it when making the "
+                                 "strategy (TF_CONFIG or cluster_resolver=)")
+
     unwrap = experimental_local_results
 
     def group(self, value, name=None):

@@ -157,6 +157,19 @@ class StrategyExtended:
     def non_slot_devices(self, var_list):
         return (self._device,)
 
+    def call_for_each_replica(self, fn, args=(), kwargs=None):
+        """fn in the replica context of the one replica (Strategy.run)."""
+        return self._strategy.run(fn, args, kwargs)
+
+    def reduce_to(self, reduce_op, value, destinations, options=None):
+        """One replica: its value (SUM and MEAN agree)."""
+        _reduce_op(reduce_op)
+        return local_results(value)[0]
+
+    def batch_reduce_to(self, reduce_op, value_destination_pairs, options=None):
+        return [self.reduce_to(reduce_op, value, dest) for value, dest in
+                value_destination_pairs]
+
     @property
     def experimental_between_graph(self):
         return False

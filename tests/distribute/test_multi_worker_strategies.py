@@ -49,6 +49,14 @@ def test_multi_worker_mirrored_two_workers_match_one_replica_with_twice_the_batc
         assert record["replicas"] == 2
         np.testing.assert_allclose(record["w"], w, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(record["b"], b, rtol=1e-5, atol=1e-6)
+        # all_reduce SUM and MEAN of rank+1, merge_call's reduce_to of 10*(rank+1)
+        np.testing.assert_allclose(record["reduced"], [[3, 3], [1.5, 1.5], [30, 30]])
+        assert record["between_graph"] is True
+    error = strategy_model.X @ w + b - strategy_model.Y
+    losses = [np.mean(error[i * batch:(i + 1) * batch] ** 2) for i in (2 * steps,
+                                                                         2 * steps + 1)]
+    for record in found.values():  # the MEAN of the workers' losses on their next batch
+        np.testing.assert_allclose(record["loss"], np.mean(losses), rtol=1e-4)
     assert not np.allclose(w, strategy_model.W0)
 
 

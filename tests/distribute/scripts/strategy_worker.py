@@ -22,14 +22,30 @@ def multi_worker_mirrored(steps, batch):
     strategy = tf.distribute.experimental.MultiWorkerMirroredStrategy()
     rank = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
     train_op, loss, iterator, w, b = strategy_model.build(strategy, batch, initial_offset=rank)
+
+    def reductions():
+        context = tf.distribute.get_replica_context()
+        value = tf.fill([2], float(rank + 1))
+        merged = context.merge_call(
+            lambda strategy_, x: strategy_.extended.reduce_to("SUM", x, "/cpu:0"),
+            args=(value * 10,))
+        return (context.all_reduce(tf.distribute.ReduceOp.SUM, value),
+                context.all_reduce("MEAN", value), merged)
+
+    with strategy.scope():
+        summed, mean, merged = strategy.run(reductions)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         sess.run(iterator.initialize())
         for _ in range(steps):
             sess.run(train_op)
         w_value, b_value, loss_value = sess.run([w, b, loss])
+        reduced = sess.run([strategy.experimental_local_results(t)[0]
+                            for t in (summed, mean, merged)])
     return {"rank": rank, "replicas": strategy.num_replicas_in_sync, "w": w_value.tolist(),
-            "b": b_value.tolist(), "loss": float(loss_value)}
+            "b": b_value.tolist(), "loss": float(loss_value),
+            "reduced": [r.tolist() for r in reduced],
+            "between_graph": strategy.extended.experimental_between_graph}
 
 
 def parameter_server(steps, batch):
