@@ -168,3 +168,18 @@ def test_misuse_fails_with_errors_that_say_what_to_do():
             strategy.reduce("MAX", tf.constant(1.0))
         with pytest.raises(RuntimeError, match="cannot be called inside a replica context"):
             strategy.run(lambda: strategy.run(lambda: tf.constant(1.0)))
+
+
+def test_one_replica_strategies_reduce_to_their_value():
+    tf.reset_default_graph()
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    with strategy.scope():
+        value = strategy.extended.call_for_each_replica(lambda: tf.constant([1.0, 2.0]))
+        reduced = strategy.extended.batch_reduce_to("SUM", [(value, "/cpu:0")])[0]
+        mean = strategy.reduce("MEAN", value, axis=0)
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(reduced), [1.0, 2.0])
+        np.testing.assert_allclose(sess.run(mean), 1.5)
+    assert tf.contrib.distribute.MirroredStrategy is tf.distribute.MirroredStrategy
+    assert tf.contrib.distribute.CollectiveAllReduceStrategy is \
+        tf.distribute.experimental.MultiWorkerMirroredStrategy
