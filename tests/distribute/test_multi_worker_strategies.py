@@ -60,6 +60,17 @@ def test_multi_worker_mirrored_two_workers_match_one_replica_with_twice_the_batc
     assert not np.allclose(w, strategy_model.W0)
 
 
+def test_keras_fit_under_multi_worker_mirrored_matches_one_replica_with_twice_the_batch():
+    steps, batch = 4, 8
+    cluster = {"worker": [f"127.0.0.1:{port}" for port in free_ports(2)]}
+    found = _workers("keras", cluster, steps, batch)
+    w, b = strategy_model.numpy_reference(2 * batch, steps)
+    for record in found.values():
+        assert record["replicas"] == 2
+        np.testing.assert_allclose(record["w"], w, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(record["b"], b, rtol=1e-5, atol=1e-6)
+
+
 def test_parameter_server_strategy_applies_every_workers_gradient_on_the_ps():
     steps, batch = 3, 8
     with ServerProcesses({"ps": 1, "worker": 2}, skip={("worker", 0), ("worker", 1)}) as ps:

@@ -1,14 +1,16 @@
 """tf.keras under a tf.distribute strategy: a model compiled inside `strategy.scope()`
-(its weights made there, so placed by the strategy) trains with one forward pass per replica.
+(its weights made there, so placed by the strategy) trains with every replica.
 
-Each fed batch (inputs, targets, sample weights) is split by rows among the replicas of this
-process; `strategy.run` builds the model's forward and weighted loss on every slice (on that
-replica's device), and the optimizer minimises the strategy's MEAN of the replicas' losses
-(plus the model's regularisation losses once): its gradient is the mean of the replicas'
-gradients, which is the gradient of the whole batch when the slices are equal. Between
-processes (MultiWorkerMirroredStrategy) that MEAN is a collective allreduce, whose gradient
-is one too. The loss and metrics fit reports are those of the whole batch, read before the
-update.
+In one process (MirroredStrategy, CentralStorageStrategy) each fed batch (inputs, targets,
+sample weights) is split by rows among the replicas; `strategy.run` builds the model's
+forward and weighted loss on every slice (on that replica's device), and the optimizer
+minimises the MEAN of the replicas' losses (plus the model's regularisation losses once): its
+gradient is the mean of the replicas' gradients, the gradient of the whole batch when the
+slices are equal. Between processes (MultiWorkerMirroredStrategy, one replica each) the
+optimizer's update is built inside `strategy.run` on this process's loss divided by the
+number of replicas, so its apply_gradients sums the gradients across the workers (collective
+allreduce, through merge_call: train/optimizer.py) before the one update. The loss and metrics
+fit reports are those of this process's batch, read before the update.
 """
 from tensorweave.distribute import strategy as strategy_lib
 from tensorweave.distribute.input_lib import split_rows
@@ -22,6 +24,23 @@ def strategy_of_compile():
         return None
     strategy = strategy_lib.get_strategy()
     return strategy if strategy.num_replicas_in_sync > 1 else None
+
+
+def optimizer_updates(model, strategy, weighted_mean_loss):
+    """The model optimizer's update ops for one step under `strategy` (see above)."""
+    local = len(strategy.extended.worker_devices)
+    if local == strategy.num_replicas_in_sync:
+        loss = replicated_loss(model, strategy, weighted_mean_loss)
+        return model.optimizer.get_updates(loss, model.trainable_weights)
+    if local != 1:
+        raise ValueError(f"tf.keras under {type(strategy).__name__}: several replicas per "
+                         "process and several processes at once are not supported")
+    share = model.total_loss * math_ops.cast(1.0 / strategy.num_replicas_in_sync,
+                                             model.total_loss.dtype)
+    with strategy.scope():
+        updates = strategy.run(lambda: model.optimizer.get_updates(share,
+                                                                   model.trainable_weights))
+    return [op for leaf in updates for op in strategy.experimental_local_results(leaf)]
 
 
 def replicated_loss(model, strategy, weighted_mean_loss):

@@ -211,10 +211,12 @@ class Model(Network):
             graph = self.outputs[0].graph
             with graph.as_default(), graph.name_scope(None):
                 with graph.name_scope("training"):
-                    loss = self.total_loss if self._strategy is None else \
-                        distributed.replicated_loss(self, self._strategy,
-                                                    weighted_mean_loss)
-                    updates = self.optimizer.get_updates(loss, self.trainable_weights)
+                    if self._strategy is None:
+                        updates = self.optimizer.get_updates(self.total_loss,
+                                                             self.trainable_weights)
+                    else:
+                        updates = distributed.optimizer_updates(self, self._strategy,
+                                                                weighted_mean_loss)
                 updates = list(updates) + list(self.updates)
                 with graph.control_dependencies(
                         None if self._strategy is None else [self.total_loss]):

@@ -2,6 +2,8 @@
   mwms STEPS BATCH   MultiWorkerMirroredStrategy trains strategy_model for STEPS steps of
                      BATCH examples per worker (every worker starts from different initial
                      values: the initializer's broadcast must give them worker 0's)
+  keras STEPS BATCH  a tf.keras model compiled under MultiWorkerMirroredStrategy, fit on
+                     the worker's batches (the same check as mwms)
   ps STEPS BATCH     ParameterServerStrategy: loss = mean(x.w), whose gradient does not depend
                      on w, trained asynchronously; each worker waits until the global step
                      counts every worker's steps, then reads w from the ps
@@ -48,6 +50,25 @@ def multi_worker_mirrored(steps, batch):
             "between_graph": strategy.extended.experimental_between_graph}
 
 
+def keras_multi_worker(steps, batch):
+    """tf.keras fit under MultiWorkerMirroredStrategy: worker i fits batches i, i+2, ...."""
+    import numpy as np
+    strategy = tf.distribute.experimental.MultiWorkerMirroredStrategy()
+    rank = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
+    rows = np.arange(len(strategy_model.X)).reshape(-1, batch)[rank::2].ravel()
+    tf.keras.backend.set_session(tf.Session())
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.layers.Dense(
+            1, input_shape=(3,), kernel_initializer=tf.constant_initializer(
+                (strategy_model.W0 + rank).ravel()), bias_initializer="zeros")])
+        model.compile(tf.keras.optimizers.SGD(strategy_model.LEARNING_RATE), "mse")
+    model.fit(strategy_model.X[rows][:steps * batch], strategy_model.Y[rows][:steps * batch],
+              batch_size=batch, epochs=1, shuffle=False, verbose=0)
+    kernel, bias = model.get_weights()
+    return {"rank": rank, "replicas": strategy.num_replicas_in_sync, "w": kernel.tolist(),
+            "b": bias.tolist()}
+
+
 def parameter_server(steps, batch):
     strategy = tf.distribute.experimental.ParameterServerStrategy()
     rank = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
@@ -79,8 +100,8 @@ def parameter_server(steps, batch):
 
 def main():
     kind, steps, batch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    result = multi_worker_mirrored(steps, batch) if kind == "mwms" else \
-        parameter_server(steps, batch)
+    result = {"mwms": multi_worker_mirrored, "keras": keras_multi_worker,
+              "ps": parameter_server}[kind](steps, batch)
     print("RESULT " + json.dumps(result), flush=True)
 
 
