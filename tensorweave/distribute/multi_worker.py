@@ -97,8 +97,12 @@ class MultiWorkerMirroredStrategy(ReplicatedStrategy):
                                          CollectiveAllReduce(replicator))
         extended._variable_device, extended._should_init = device, True
         super().__init__(extended)
-        if replicator.num_replicas > 1 and \
-                not isinstance(data_parallel.policy(), _BroadcastInitialValues):
+        current = data_parallel.policy()
+        if replicator.num_replicas > 1 and not isinstance(current, _BroadcastInitialValues):
+            if type(current) is not data_parallel.DataParallelPolicy:
+                raise RuntimeError(f"MultiWorkerMirroredStrategy: this process already runs "
+                                   f"under a data-parallel policy ({type(current).__name__}, "
+                                   "e.g. transparent mode); use one or the other")
             data_parallel.set_policy(_BroadcastInitialValues())
 
     def update_config_proto(self, config_proto):

@@ -183,3 +183,17 @@ def test_one_replica_strategies_reduce_to_their_value():
     assert tf.contrib.distribute.MirroredStrategy is tf.distribute.MirroredStrategy
     assert tf.contrib.distribute.CollectiveAllReduceStrategy is \
         tf.distribute.experimental.MultiWorkerMirroredStrategy
+
+
+def test_surface_names_programs_use():
+    for name in ("MirroredStrategy", "OneDeviceStrategy", "CrossDeviceOps",
+                 "ReductionToOneDevice", "NcclAllReduce", "HierarchicalCopyAllReduce",
+                 "ReduceOp", "get_replica_context", "get_strategy", "has_strategy",
+                 "in_cross_replica_context", "InputContext", "InputReplicationMode"):
+        assert hasattr(tf.distribute, name), name
+    for name in ("CentralStorageStrategy", "MultiWorkerMirroredStrategy",
+                 "ParameterServerStrategy", "CollectiveCommunication"):
+        assert hasattr(tf.distribute.experimental, name), name
+    strategy = tf.distribute.MirroredStrategy(DEVICES, tf.distribute.NcclAllReduce(num_packs=2))
+    assert strategy.experimental_run_v2.__func__ is strategy.run.__func__
+    assert tf.distribute.HierarchicalCopyAllReduce().all_reduce_alg == "hierarchical_copy"
