@@ -23,7 +23,7 @@ import contextlib
 from tensorweave.distribute import strategy as strategy_lib
 from tensorweave.distribute.cross_device_ops import destination_device, reduce_op_name
 from tensorweave.distribute.input_lib import DistributedDataset, InputWorkers
-from tensorweave.distribute.values import (DistributedValues, Mirrored, PerReplica,
+from tensorweave.distribute.values import (DistributedValues, PerReplica,
                                            local_results, regroup, select_replica)
 from tensorweave.framework import distribution_context, nest
 from tensorweave.framework import graph as graph_lib
