@@ -1,6 +1,7 @@
 """The between-graph strategies with real processes on 127.0.0.1, the cluster from TF_CONFIG:
-MultiWorkerMirroredStrategy's 2 workers with batch b take the steps of one replica with batch
-2b (from worker 0's initial values, though each worker starts elsewhere); a
+MultiWorkerMirroredStrategy's 2 workers with batch b (a graph of their own, or a tf.keras
+model's fit) take the steps of one replica with batch 2b (from worker 0's initial values,
+though each worker starts elsewhere); a
 ParameterServerStrategy job (a real ps task, 2 asynchronous workers) applies every worker's
 gradient once on the ps (closed form for a loss whose gradient does not depend on w)."""
 import json
@@ -40,35 +41,36 @@ def _workers(kind, cluster, steps, batch, timeout=90):
     return found
 
 
-def test_multi_worker_mirrored_two_workers_match_one_replica_with_twice_the_batch():
-    steps, batch = 4, 8
+def _two_mirrored_workers(kind, steps, batch):
+    """The workers' records, each checked against one replica with twice the batch; and
+    that reference (w, b)."""
     cluster = {"worker": [f"127.0.0.1:{port}" for port in free_ports(2)]}
-    found = _workers("mwms", cluster, steps, batch)
+    found = _workers(kind, cluster, steps, batch)
     w, b = strategy_model.numpy_reference(2 * batch, steps)
     for record in found.values():
         assert record["replicas"] == 2
         np.testing.assert_allclose(record["w"], w, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(record["b"], b, rtol=1e-5, atol=1e-6)
-        # all_reduce SUM and MEAN of rank+1, merge_call's reduce_to of 10*(rank+1)
-        np.testing.assert_allclose(record["reduced"], [[3, 3], [1.5, 1.5], [30, 30]])
-        assert record["between_graph"] is True
+    assert not np.allclose(w, strategy_model.W0)
+    return found, w, b
+
+
+def test_multi_worker_mirrored_two_workers_match_one_replica_with_twice_the_batch():
+    steps, batch = 4, 8
+    found, w, b = _two_mirrored_workers("mwms", steps, batch)
     error = strategy_model.X @ w + b - strategy_model.Y
     losses = [np.mean(error[i * batch:(i + 1) * batch] ** 2) for i in (2 * steps,
                                                                          2 * steps + 1)]
-    for record in found.values():  # the MEAN of the workers' losses on their next batch
+    for record in found.values():
+        # all_reduce SUM and MEAN of rank+1, merge_call's reduce_to of 10*(rank+1)
+        np.testing.assert_allclose(record["reduced"], [[3, 3], [1.5, 1.5], [30, 30]])
+        assert record["between_graph"] is True
+        # the MEAN of the workers' losses on their next batch
         np.testing.assert_allclose(record["loss"], np.mean(losses), rtol=1e-4)
-    assert not np.allclose(w, strategy_model.W0)
 
 
 def test_keras_fit_under_multi_worker_mirrored_matches_one_replica_with_twice_the_batch():
-    steps, batch = 4, 8
-    cluster = {"worker": [f"127.0.0.1:{port}" for port in free_ports(2)]}
-    found = _workers("keras", cluster, steps, batch)
-    w, b = strategy_model.numpy_reference(2 * batch, steps)
-    for record in found.values():
-        assert record["replicas"] == 2
-        np.testing.assert_allclose(record["w"], w, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(record["b"], b, rtol=1e-5, atol=1e-6)
+    _two_mirrored_workers("keras", 4, 8)
 
 
 def test_parameter_server_strategy_applies_every_workers_gradient_on_the_ps():
