@@ -5,6 +5,11 @@ tf.distribute.InputContext), the model_fn is built once per replica with
 `extended.call_for_each_replica` (its optimizer sums the replicas' gradients and applies them
 once: train/optimizer.py), the reported loss is the SUM of the replicas' losses (TF's choice)
 and the train op groups every replica's.
+
+Between processes (MultiWorkerMirroredStrategy; TF_CONFIG with "chief" and "worker" tasks)
+every worker's session is local and initialises (its initializer ends with the collective
+broadcast of the chief's values, which all workers must run), and only the chief writes
+checkpoints and summaries; every worker restores from model_dir when it holds a checkpoint.
 """
 from tensorweave.data.dataset import Dataset
 from tensorweave.estimator import util
@@ -42,3 +47,18 @@ def build_train_graph(estimator, strategy, input_fn):
         replica_fn, args=(iterator.get_next(),))
     total = strategy.reduce("SUM", loss)
     return specs[0], total, strategy.group(train_op), [util.DatasetInitializerHook(iterator)]
+
+
+def session_arguments(strategy, arguments):
+    """MonitoredTrainingSession's arguments (master, is_chief, chief_only_hooks,
+    save_summaries_steps, log_step_count_steps, config) as `strategy` needs them."""
+    extended = strategy.extended
+    if not extended.experimental_between_graph:
+        return arguments
+    changed = dict(arguments, master=extended.session_target,
+                   is_chief=extended.experimental_should_init)
+    if not extended.should_checkpoint:
+        changed["chief_only_hooks"] = []
+    if not extended.should_save_summary:
+        changed["save_summaries_steps"] = changed["log_step_count_steps"] = None
+    return changed

@@ -168,14 +168,19 @@ class Estimator:
             worker_hooks.extend(spec.training_hooks)
             chief_hooks = self._checkpoint_hooks(scaffold, worker_hooks + list(
                 spec.training_chief_hooks), saving_listeners)
+            session_arguments = dict(
+                master=config.master, is_chief=config.is_chief,
+                chief_only_hooks=chief_hooks + list(spec.training_chief_hooks),
+                save_summaries_steps=config.save_summary_steps,
+                log_step_count_steps=config.log_step_count_steps,
+                config=self._session_config(strategy))
+            if strategy is not None:
+                session_arguments = distributed_training.session_arguments(
+                    strategy, session_arguments)
             with monitored_session.MonitoredTrainingSession(
-                    master=config.master, is_chief=config.is_chief,
                     checkpoint_dir=self._model_dir, scaffold=scaffold, hooks=worker_hooks,
-                    chief_only_hooks=chief_hooks + list(spec.training_chief_hooks),
-                    save_checkpoint_secs=0, save_summaries_steps=config.save_summary_steps,
-                    config=self._session_config(strategy),
-                    log_step_count_steps=config.log_step_count_steps,
-                    max_wait_secs=config.session_creation_timeout_secs) as session:
+                    save_checkpoint_secs=0, max_wait_secs=config.session_creation_timeout_secs,
+                    **session_arguments) as session:
                 loss_value = None
                 while not session.should_stop():
                     _, loss_value = session.run([train_op, loss])
@@ -352,9 +357,9 @@ class Estimator:
         the other workers, as in TF); a train_distribute strategy adds what it needs (e.g.
         MirroredStrategy's devices)."""
         config = self._config
-        if strategy is not None:
-            return strategy.update_config_proto(
-                self._session_config() or config_lib.ConfigProto())
+        if strategy is not None:  # the strategy knows its devices and tasks
+            return strategy.update_config_proto(copy.deepcopy(config.session_config) or
+                                                config_lib.ConfigProto())
         if config.session_config is not None or not config.master or \
                 config.task_type not in (TaskType.CHIEF, TaskType.WORKER, TaskType.MASTER):
             return config.session_config

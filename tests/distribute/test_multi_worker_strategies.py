@@ -22,14 +22,15 @@ SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts",
                       "strategy_worker.py")
 
 
-def _workers(kind, cluster, steps, batch, timeout=90):
+def _workers(kind, cluster, steps, batch, *extra, timeout=90):
     processes = []
+    tasks = [(job, index) for job in ("chief", "worker")
+             for index in range(len(cluster.get(job, [])))]
     try:
-        for index in range(len(cluster["worker"])):
-            config = json.dumps({"cluster": cluster, "task": {"type": "worker",
-                                                              "index": index}})
+        for job, index in tasks:
+            config = json.dumps({"cluster": cluster, "task": {"type": job, "index": index}})
             processes.append(subprocess.Popen(
-                [sys.executable, SCRIPT, kind, str(steps), str(batch)], cwd=REPO,
+                [sys.executable, SCRIPT, kind, str(steps), str(batch), *extra], cwd=REPO,
                 env=_environment({"TF_CONFIG": config}), stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT, text=True, start_new_session=True))
     finally:
@@ -37,7 +38,7 @@ def _workers(kind, cluster, steps, batch, timeout=90):
     for code, out in outputs:
         assert code == 0, out[-3000:]
     found = results(outputs)
-    assert sorted(found) == list(range(len(cluster["worker"]))), outputs
+    assert sorted(found) == list(range(len(tasks))), outputs
     return found
 
 
@@ -71,6 +72,19 @@ def test_multi_worker_mirrored_two_workers_match_one_replica_with_twice_the_batc
 
 def test_keras_fit_under_multi_worker_mirrored_matches_one_replica_with_twice_the_batch():
     _two_mirrored_workers("keras", 4, 8)
+
+
+def test_estimator_trains_with_multi_worker_mirrored_strategy(tmp_path):
+    steps, batch = 4, 8
+    ports = free_ports(2)
+    cluster = {"chief": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
+    found = _workers("estimator", cluster, steps, batch, str(tmp_path))
+    # each worker reads every other example: together a batch of 2*batch consecutive rows
+    w, b = strategy_model.numpy_reference(2 * batch, steps)
+    chief = found[0]
+    assert chief["replicas"] == 2 and chief["global_step"] == steps
+    np.testing.assert_allclose(chief["w"], w, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(chief["b"], b, rtol=1e-5, atol=1e-6)
 
 
 def test_parameter_server_strategy_applies_every_workers_gradient_on_the_ps():

@@ -4,6 +4,7 @@
                      values: the initializer's broadcast must give them worker 0's)
   keras STEPS BATCH  a tf.keras model compiled under MultiWorkerMirroredStrategy, fit on
                      the worker's batches (the same check as mwms)
+  estimator STEPS BATCH MODEL_DIR   tf.estimator with that strategy (a chief and a worker)
   ps STEPS BATCH     ParameterServerStrategy: loss = mean(x.w), whose gradient does not depend
                      on w, trained asynchronously; each worker waits until the global step
                      counts every worker's steps, then reads w from the ps
@@ -69,6 +70,38 @@ def keras_multi_worker(steps, batch):
             "b": bias.tolist()}
 
 
+def estimator_multi_worker(steps, batch):
+    """tf.estimator with train_distribute=MultiWorkerMirroredStrategy, TF_CONFIG with a chief
+    and a worker; the input_fn shards by its InputContext. The chief reports the checkpoint's
+    w and b."""
+    task = json.loads(os.environ["TF_CONFIG"])["task"]
+    rank = 0 if task["type"] == "chief" else 1 + int(task["index"])
+    strategy = tf.distribute.experimental.MultiWorkerMirroredStrategy()
+
+    def model_fn(features, labels, mode):
+        w = tf.get_variable("w", initializer=tf.constant(strategy_model.W0 + rank))
+        b = tf.get_variable("b", initializer=tf.zeros([1]))
+        loss = tf.losses.mean_squared_error(labels, tf.matmul(features, w) + b)
+        train_op = tf.train.GradientDescentOptimizer(strategy_model.LEARNING_RATE).minimize(
+            loss, global_step=tf.train.get_global_step())
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    def input_fn(input_context):
+        return tf.data.Dataset.from_tensor_slices((strategy_model.X, strategy_model.Y)).shard(
+            input_context.num_input_pipelines, input_context.input_pipeline_id).batch(batch)
+
+    config = tf.estimator.RunConfig(model_dir=sys.argv[4], train_distribute=strategy,
+                                    log_step_count_steps=None)
+    estimator = tf.estimator.Estimator(model_fn, config=config)
+    estimator.train(input_fn, steps=steps)
+    result = {"rank": rank, "replicas": strategy.num_replicas_in_sync}
+    if rank == 0:
+        result.update(w=estimator.get_variable_value("w").tolist(),
+                      b=estimator.get_variable_value("b").tolist(),
+                      global_step=int(estimator.get_variable_value("global_step")))
+    return result
+
+
 def parameter_server(steps, batch):
     strategy = tf.distribute.experimental.ParameterServerStrategy()
     rank = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
@@ -101,7 +134,7 @@ def parameter_server(steps, batch):
 def main():
     kind, steps, batch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     result = {"mwms": multi_worker_mirrored, "keras": keras_multi_worker,
-              "ps": parameter_server}[kind](steps, batch)
+              "estimator": estimator_multi_worker, "ps": parameter_server}[kind](steps, batch)
     print("RESULT " + json.dumps(result), flush=True)
 
 
