@@ -35,6 +35,18 @@ def build(strategy, batch, initial_offset=0.0, optimizer="sgd"):
     return strategy.group(train_op), mean_loss, iterator, w, b
 
 
+def estimator_model_fn(initial_offset=0.0):
+    """The same model as a tf.estimator model_fn (plain SGD, counting the global step)."""
+    def model_fn(features, labels, mode):
+        w = tf.get_variable("w", initializer=tf.constant(W0 + initial_offset))
+        b = tf.get_variable("b", initializer=tf.zeros([1]))
+        loss = tf.losses.mean_squared_error(labels, tf.matmul(features, w) + b)
+        train_op = tf.train.GradientDescentOptimizer(LEARNING_RATE).minimize(
+            loss, global_step=tf.train.get_global_step())
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+    return model_fn
+
+
 def train(strategy, batch, steps, optimizer="sgd"):
     tf.reset_default_graph()
     train_op, _, iterator, w, b = build(strategy, batch, optimizer=optimizer)

@@ -10,13 +10,7 @@ from tests.distribute import strategy_model
 pytestmark = pytest.mark.timeout(60)
 
 
-def _model_fn(features, labels, mode):
-    w = tf.get_variable("w", initializer=tf.constant(strategy_model.W0))
-    b = tf.get_variable("b", initializer=tf.zeros([1]))
-    loss = tf.losses.mean_squared_error(labels, tf.matmul(features, w) + b)
-    train_op = tf.train.GradientDescentOptimizer(strategy_model.LEARNING_RATE).minimize(
-        loss, global_step=tf.train.get_global_step())
-    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+_model_fn = strategy_model.estimator_model_fn()
 
 
 def test_estimator_trains_with_a_mirrored_strategy(tmp_path):

@@ -78,21 +78,13 @@ def estimator_multi_worker(steps, batch):
     rank = 0 if task["type"] == "chief" else 1 + int(task["index"])
     strategy = tf.distribute.experimental.MultiWorkerMirroredStrategy()
 
-    def model_fn(features, labels, mode):
-        w = tf.get_variable("w", initializer=tf.constant(strategy_model.W0 + rank))
-        b = tf.get_variable("b", initializer=tf.zeros([1]))
-        loss = tf.losses.mean_squared_error(labels, tf.matmul(features, w) + b)
-        train_op = tf.train.GradientDescentOptimizer(strategy_model.LEARNING_RATE).minimize(
-            loss, global_step=tf.train.get_global_step())
-        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
-
     def input_fn(input_context):
         return tf.data.Dataset.from_tensor_slices((strategy_model.X, strategy_model.Y)).shard(
             input_context.num_input_pipelines, input_context.input_pipeline_id).batch(batch)
 
     config = tf.estimator.RunConfig(model_dir=sys.argv[4], train_distribute=strategy,
                                     log_step_count_steps=None)
-    estimator = tf.estimator.Estimator(model_fn, config=config)
+    estimator = tf.estimator.Estimator(strategy_model.estimator_model_fn(rank), config=config)
     estimator.train(input_fn, steps=steps)
     result = {"rank": rank, "replicas": strategy.num_replicas_in_sync}
     if rank == 0:
