@@ -26,7 +26,6 @@ REPLACEMENTS = {
     "session_bundle": "tf.saved_model",
     "checkpoint": "tf.train.Saver / tf.train.Checkpoint",
     "cluster_resolver": "tf.train.TFConfigClusterResolver / tf.distribute.cluster_resolver",
-    "distribute": "tf.distribute (and tensorweave.horovod / tensorweave.replicator)",
     "all_reduce": "tensorweave.horovod or the replicator's all_reduce",
     "nccl": "tensorweave.horovod",
     "input_pipeline": "tf.data",

@@ -12,6 +12,9 @@ import contextlib
 import enum
 import threading
 
+from tensorweave.distribute import input_lib
+from tensorweave.distribute.values import local_results, select_replica
+from tensorweave.framework import distribution_context
 from tensorweave.framework import graph as graph_lib
 from tensorweave.ops import control_flow_ops, reduction_ops
 
@@ -85,13 +88,8 @@ class RunOptions:
         self.experimental_xla_options = experimental_xla_options
 
 
-_state = threading.local()
-
-
-def _stack():
-    if not hasattr(_state, "contexts"):
-        _state.contexts = []
-    return _state.contexts
+_state = threading.local()  # the strategy experimental_set_strategy made global
+_stack = distribution_context.stack  # the scopes and replica contexts (framework/, per thread)
 
 
 class ReplicaContext:
@@ -125,11 +123,8 @@ class ReplicaContext:
 
     def merge_call(self, merge_fn, args=(), kwargs=None):
         """Runs merge_fn(strategy, *args) in the cross-replica context."""
-        _stack().append(("cross", self._strategy))
-        try:
+        with distribution_context.entered("cross", self._strategy):
             return merge_fn(self._strategy, *args, **(kwargs or {}))
-        finally:
-            _stack().pop()
 
 
 class StrategyExtended:
@@ -162,6 +157,19 @@ class StrategyExtended:
     def non_slot_devices(self, var_list):
         return (self._device,)
 
+    def call_for_each_replica(self, fn, args=(), kwargs=None):
+        """fn in the replica context of the one replica (Strategy.run)."""
+        return self._strategy.run(fn, args, kwargs)
+
+    def reduce_to(self, reduce_op, value, destinations, options=None):
+        """One replica: its value (SUM and MEAN agree)."""
+        _reduce_op(reduce_op)
+        return local_results(value)[0]
+
+    def batch_reduce_to(self, reduce_op, value_destination_pairs, options=None):
+        return [self.reduce_to(reduce_op, value, dest) for value, dest in
+                value_destination_pairs]
+
     @property
     def experimental_between_graph(self):
         return False
@@ -190,6 +198,11 @@ class Strategy:
     def extended(self):
         return self._extended
 
+    def __deepcopy__(self, memo):
+        # A strategy is a handle on this process's devices, replicator and collectives: copies
+        # of an Estimator's RunConfig share it.
+        return self
+
     @property
     def num_replicas_in_sync(self):
         return 1
@@ -197,29 +210,25 @@ class Strategy:
     @contextlib.contextmanager
     def scope(self):
         """Variables made inside go to this strategy's device; get_strategy() returns it."""
-        _stack().append(("cross", self))
-        try:
+        with distribution_context.entered("cross", self):
             with graph_lib.get_default_graph().device(self._device or None) if self._device \
                     else contextlib.nullcontext():
                 yield self
-        finally:
-            _stack().pop()
 
     def run(self, fn, args=(), kwargs=None, options=None):
         """fn(*args, **kwargs) in a replica context on the strategy's device."""
-        _stack().append(("replica", ReplicaContext(self, 0)))
-        try:
+        with distribution_context.entered("replica", ReplicaContext(self, 0)):
             with graph_lib.get_default_graph().device(self._device) if self._device \
                     else contextlib.nullcontext():
-                return fn(*args, **(kwargs or {}))
-        finally:
-            _stack().pop()
+                return fn(*select_replica(0, tuple(args)),
+                          **select_replica(0, dict(kwargs or {})))
 
     experimental_run_v2 = run
 
     def reduce(self, reduce_op, value, axis=None):
         """The replicas' values reduced (one replica: itself), then along `axis` if given."""
         reduce_op = _reduce_op(reduce_op)
+        value = local_results(value)[0]
         if axis is None:
             return value
         reducer = reduction_ops.reduce_sum if reduce_op == ReduceOp.SUM else \
@@ -227,7 +236,7 @@ class Strategy:
         return reducer(value, axis)
 
     def experimental_local_results(self, value):
-        return (value,)
+        return local_results(value)
 
     unwrap = experimental_local_results
 
@@ -240,10 +249,12 @@ class Strategy:
     experimental_distribute_datasets_from_function = distribute_datasets_from_function
 
     def make_dataset_iterator(self, dataset):
-        return dataset.make_initializable_iterator()
+        """An initializable iterator whose get_next() gives PerReplica values (one replica)."""
+        return input_lib.DistributedDataset(dataset, input_lib.InputWorkers((self._device,)),
+                                            True).make_initializable_iterator()
 
     def make_input_fn_iterator(self, input_fn, replication_mode=InputReplicationMode.PER_WORKER):
-        return input_fn(InputContext(1, 0, 1)).make_initializable_iterator()
+        return self.make_dataset_iterator(input_fn(InputContext(1, 0, 1)))
 
     def group(self, value, name=None):
         values = value if isinstance(value, (list, tuple)) else [value]
@@ -311,5 +322,5 @@ def experimental_set_strategy(strategy):
 def get_loss_reduction():
     """How the replicas' losses combine: SUM when the last tf.losses loss of the default graph
     used Reduction.SUM, else MEAN (TF 1.x's rule)."""
-    last = getattr(graph_lib.get_default_graph(), "_last_loss_reduction", None)
-    return ReduceOp.SUM if last == "weighted_sum" else ReduceOp.MEAN
+    return ReduceOp.SUM if distribution_context.loss_reduction_is_sum(
+        graph_lib.get_default_graph()) else ReduceOp.MEAN

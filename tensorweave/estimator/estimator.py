@@ -13,11 +13,12 @@ a graph of its own, with the model's state in checkpoints under `model_dir`.
   predict   restores a checkpoint and yields the predictions, one example at a time unless
             yield_single_examples=False.
 """
+import contextlib
 import copy
 import os
 import tempfile
 
-from tensorweave.estimator import util
+from tensorweave.estimator import distributed_training, util
 from tensorweave.estimator import warm_starting
 from tensorweave.estimator.export import saved_model_export
 from tensorweave.estimator.mode_keys import ModeKeys
@@ -136,14 +137,22 @@ class Estimator:
 
     def _train_model(self, input_fn, hooks, saving_listeners):
         config = self._config
-        with graph_lib.Graph().as_default() as graph, graph.device(self._device_fn()):
+        strategy = config.train_distribute
+        with graph_lib.Graph().as_default() as graph, \
+                graph.device(self._device_fn() if strategy is None else None), \
+                strategy.scope() if strategy is not None else contextlib.nullcontext():
             random_seed.set_random_seed(config.tf_random_seed)
             global_step = training_util.create_global_step(graph)
-            features, labels, input_hooks = util.parse_input_fn_result(
-                util.call_input_fn(input_fn, ModeKeys.TRAIN, self.params, self.config))
-            spec = self._call_model_fn(features, labels, ModeKeys.TRAIN, self.config)
-            summary_ops.scalar("loss", spec.loss)
-            graph_lib.add_to_collection(GraphKeys.LOSSES, spec.loss)
+            if strategy is None:
+                features, labels, input_hooks = util.parse_input_fn_result(
+                    util.call_input_fn(input_fn, ModeKeys.TRAIN, self.params, self.config))
+                spec = self._call_model_fn(features, labels, ModeKeys.TRAIN, self.config)
+                loss, train_op = spec.loss, spec.train_op
+            else:
+                spec, loss, train_op, input_hooks = distributed_training.build_train_graph(
+                    self, strategy, input_fn)
+            summary_ops.scalar("loss", loss)
+            graph_lib.add_to_collection(GraphKeys.LOSSES, loss)
             scaffold = warm_starting.scaffold_with_warm_start(spec.scaffold,
                                                               self._warm_start_settings)
             if not graph_lib.get_collection(GraphKeys.SAVERS) and scaffold.saver is None:
@@ -151,25 +160,31 @@ class Estimator:
                     sharded=True, max_to_keep=config.keep_checkpoint_max,
                     keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours,
                     defer_build=True, save_relative_paths=True))
-            worker_hooks = hooks + input_hooks + [hooks_lib.NanTensorHook(spec.loss)]
+            worker_hooks = hooks + input_hooks + [hooks_lib.NanTensorHook(loss)]
             if config.log_step_count_steps:
                 worker_hooks.append(hooks_lib.LoggingTensorHook(
-                    {"loss": spec.loss, "step": global_step},
+                    {"loss": loss, "step": global_step},
                     every_n_iter=config.log_step_count_steps))
             worker_hooks.extend(spec.training_hooks)
             chief_hooks = self._checkpoint_hooks(scaffold, worker_hooks + list(
                 spec.training_chief_hooks), saving_listeners)
+            session_arguments = dict(
+                master=config.master, is_chief=config.is_chief,
+                chief_only_hooks=chief_hooks + list(spec.training_chief_hooks),
+                save_summaries_steps=config.save_summary_steps,
+                log_step_count_steps=config.log_step_count_steps,
+                config=self._session_config(strategy))
+            if strategy is not None:
+                session_arguments = distributed_training.session_arguments(
+                    strategy, session_arguments)
             with monitored_session.MonitoredTrainingSession(
-                    master=config.master, is_chief=config.is_chief,
                     checkpoint_dir=self._model_dir, scaffold=scaffold, hooks=worker_hooks,
-                    chief_only_hooks=chief_hooks + list(spec.training_chief_hooks),
-                    save_checkpoint_secs=0, save_summaries_steps=config.save_summary_steps,
-                    config=self._session_config(), log_step_count_steps=config.log_step_count_steps,
-                    max_wait_secs=config.session_creation_timeout_secs) as session:
-                loss = None
+                    save_checkpoint_secs=0, max_wait_secs=config.session_creation_timeout_secs,
+                    **session_arguments) as session:
+                loss_value = None
                 while not session.should_stop():
-                    _, loss = session.run([spec.train_op, spec.loss])
-            return loss
+                    _, loss_value = session.run([train_op, loss])
+            return loss_value
 
     def _checkpoint_hooks(self, scaffold, other_hooks, saving_listeners):
         """The chief's CheckpointSaverHook (unless the model_fn brought one), carrying the
@@ -204,6 +219,9 @@ class Estimator:
         with graph_lib.Graph().as_default() as graph:
             random_seed.set_random_seed(self._config.tf_random_seed)
             global_step = training_util.create_global_step(graph)
+            if self._config.eval_distribute is not None:
+                logging.warning("eval_distribute: evaluation runs as one replica here (the "
+                                "metrics are those of the whole input; not parallel)")
             features, labels, input_hooks = util.parse_input_fn_result(
                 util.call_input_fn(input_fn, ModeKeys.EVAL, self.params, self.config))
             spec = self._call_model_fn(features, labels, ModeKeys.EVAL, self.config)
@@ -333,11 +351,15 @@ class Estimator:
                 merge_devices=True, cluster=config.cluster_spec)
         return None
 
-    def _session_config(self):
+    def _session_config(self, strategy=None):
         """The session config for training: the user's, or in a cluster one whose device
         filters let this task see only the ps tasks and itself (so a worker does not wait for
-        the other workers, as in TF)."""
+        the other workers, as in TF); a train_distribute strategy adds what it needs (e.g.
+        MirroredStrategy's devices)."""
         config = self._config
+        if strategy is not None:  # the strategy knows its devices and tasks
+            return strategy.update_config_proto(copy.deepcopy(config.session_config) or
+                                                config_lib.ConfigProto())
         if config.session_config is not None or not config.master or \
                 config.task_type not in (TaskType.CHIEF, TaskType.WORKER, TaskType.MASTER):
             return config.session_config

@@ -17,6 +17,7 @@ import inspect
 import json
 import os
 
+from tensorweave.distribute import strategy as distribute_strategy
 from tensorweave.distributed.cluster_spec import ClusterSpec
 from tensorweave.platform import tf_logging as logging
 from tensorweave.runtime import config as config_lib
@@ -71,9 +72,13 @@ def _validate(name, value):
     if name == "device_fn" and (not callable(value) or
                                 list(inspect.signature(value).parameters) != ["op"]):
         raise ValueError('RunConfig: device_fn must be callable with exactly one argument "op".')
-    if name in ("train_distribute", "eval_distribute", "experimental_distribute"):
-        raise ValueError(f"RunConfig: {name}: distribution strategies are not supported; use "
-                         "a TF_CONFIG cluster (parameter servers) with train_and_evaluate")
+    if name in ("train_distribute", "eval_distribute") and \
+            not isinstance(value, distribute_strategy.Strategy):
+        raise ValueError(f"RunConfig: {name} must be a tf.distribute strategy (e.g. "
+                         f"tf.distribute.MirroredStrategy()), got {type(value).__name__}")
+    if name == "experimental_distribute":
+        raise ValueError("RunConfig: experimental_distribute (DistributeConfig) is not "
+                         "supported; pass the strategy as train_distribute")
     if name == "protocol" and value != "grpc":
         raise ValueError(f"RunConfig: protocol must be None or 'grpc', got {value!r}")
 
@@ -128,6 +133,7 @@ class RunConfig:
         self._log_step_count_steps = log_step_count_steps
         self._device_fn = device_fn
         self._protocol = protocol
+        self._train_distribute, self._eval_distribute = train_distribute, eval_distribute
         self._experimental_max_worker_delay_secs = experimental_max_worker_delay_secs
         self._session_creation_timeout_secs = session_creation_timeout_secs
         self._init_cluster(tf_config)
@@ -245,8 +251,8 @@ class RunConfig:
     log_step_count_steps = property(lambda self: self._log_step_count_steps)
     device_fn = property(lambda self: self._device_fn)
     protocol = property(lambda self: self._protocol)
-    train_distribute = property(lambda self: None)
-    eval_distribute = property(lambda self: None)
+    train_distribute = property(lambda self: self._train_distribute)
+    eval_distribute = property(lambda self: self._eval_distribute)
     experimental_max_worker_delay_secs = property(
         lambda self: self._experimental_max_worker_delay_secs)
     session_creation_timeout_secs = property(lambda self: self._session_creation_timeout_secs)

@@ -5,6 +5,7 @@ tensors, built once per apply), and `_apply_dense` (one Apply* op). Updates and 
 colocated with their variable, so they run where the variable lives.
 """
 from tensorweave.framework import data_parallel
+from tensorweave.framework import distribution_context
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.function_graph import outermost_graph
@@ -51,7 +52,7 @@ class Optimizer:
                           grad_loss=None):
         if callable(loss):
             raise NotImplementedError("Optimizer.compute_gradients(callable) is eager-mode only")
-        loss = convert_to_tensor(loss)
+        loss = _scale_loss_for_replicas(convert_to_tensor(loss))
         if var_list is None:
             var_list = (graph_lib.get_collection(GraphKeys.TRAINABLE_VARIABLES) +
                         graph_lib.get_collection(GraphKeys.TRAINABLE_RESOURCE_VARIABLES))
@@ -76,6 +77,12 @@ class Optimizer:
         grads_and_vars = [(g, v) for g, v in grads_and_vars]
         if not grads_and_vars:
             raise ValueError("No variables provided.")
+        replica = distribution_context.syncing_replica_context()
+        if replica is not None:  # tf.distribute: sum over the replicas, apply once
+            grads_and_vars = [(convert_to_tensor(g) if isinstance(g, IndexedSlices) else g, v)
+                              for g, v in grads_and_vars]
+            return replica.merge_call(_distributed_apply,
+                                      args=(self, grads_and_vars, global_step, name))
         # Transparent mode averages the gradients over the ranks here (framework/data_parallel).
         grads_and_vars = list(data_parallel.policy().reduce_gradients(grads_and_vars))
         for grad, var in grads_and_vars:
@@ -207,6 +214,26 @@ class Optimizer:
         self._hyper_cache[key] = tensor
         return tensor
 
+
+
+def _scale_loss_for_replicas(loss):
+    """Inside a tf.distribute replica context of N replicas, a MEAN-reduced loss divided by
+    N: the replicas' gradients are then summed, giving the gradient of the global batch."""
+    replica = distribution_context.syncing_replica_context()
+    if replica is None or distribution_context.loss_reduction_is_sum(loss.graph):
+        return loss
+    return loss * convert_to_tensor(1.0 / replica.num_replicas_in_sync, dtype=loss.dtype)
+
+
+def _distributed_apply(strategy, optimizer, grads_and_vars, global_step, name):
+    """merge_call's function (cross-replica context): every gradient summed over the
+    replicas (the strategy's cross-device ops), then applied once."""
+    present = [(g, v) for g, v in grads_and_vars if g is not None]
+    reduced = strategy.extended.batch_reduce_to("SUM", present)
+    summed = dict(zip([id(v) for _, v in present], reduced))
+    return optimizer.apply_gradients(
+        [(summed.get(id(v)) if g is not None else None, v) for g, v in grads_and_vars],
+        global_step=global_step, name=name)
 
 
 class WrappingOptimizer(Optimizer):

@@ -10,6 +10,7 @@ import numpy as np
 
 from tensorweave.keras import backend, losses as losses_lib, metrics as metrics_lib
 from tensorweave.keras import optimizers
+from tensorweave.keras.engine import distributed
 from tensorweave.keras.engine import node as node_lib
 from tensorweave.keras.engine import saving, serialization
 from tensorweave.keras.engine import training_data as data_lib
@@ -21,10 +22,20 @@ _ACCURACY_NAMES = ("accuracy", "acc")
 _CROSSENTROPY_NAMES = ("crossentropy", "ce")
 
 
+def weighted_mean_loss(per_example_fn, target, output, weight):
+    """The batch mean of the per-example loss (averaged over trailing dimensions) times the
+    sample weights."""
+    per_example = per_example_fn(target, output)
+    while per_example.shape.ndims is not None and per_example.shape.ndims > 1:
+        per_example = math_ops.reduce_mean(per_example, -1)
+    return math_ops.reduce_mean(per_example * math_ops.cast(weight, per_example.dtype))
+
+
 class Model(Network):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.optimizer = None
+        self._strategy = None  # the tf.distribute strategy whose scope compile ran in
         self._compiled = False
         self._graph_compiled = False
         self.stop_training = False
@@ -45,6 +56,7 @@ class Model(Network):
             raise ValueError("compile(sample_weight_mode=...): only per-sample weights are "
                              "supported")
         self.optimizer = optimizers.get(optimizer)
+        self._strategy = distributed.strategy_of_compile()
         for loss_fn in (loss.values() if isinstance(loss, dict) else
                         loss if isinstance(loss, (list, tuple)) else [loss]):
             if loss_fn is not None:
@@ -111,6 +123,7 @@ class Model(Network):
             per_output_metrics = [metric_specs] * len(self.outputs)
         several = len(self.outputs) > 1
         self.targets, self.sample_weights, self._output_losses = [], [], []
+        self._loss_terms = []  # (output index, per-example loss, loss weight)
         loss_names, metric_names, metric_tensors = [], [], []
         with graph.as_default(), graph.name_scope(None):
             total = None
@@ -132,12 +145,10 @@ class Model(Network):
                 self.targets.append(target)
                 self.sample_weights.append(weight)
                 with graph.name_scope(f"loss/{name}_loss"):
-                    per_example = per_example_fn(target, output)
-                    while per_example.shape.ndims is not None and per_example.shape.ndims > 1:
-                        per_example = math_ops.reduce_mean(per_example, -1)
-                    weighted = per_example * math_ops.cast(weight, per_example.dtype)
-                    output_loss = math_ops.reduce_mean(weighted)
+                    output_loss = weighted_mean_loss(per_example_fn, target, output, weight)
                 self._output_losses.append(output_loss)
+                self._loss_terms.append((index, per_example_fn, float(
+                    weights[index] if weights[index] is not None else 1)))
                 term = output_loss * float(weights[index] if weights[index] is not None else 1)
                 total = term if total is None else total + term
                 if several:
@@ -200,10 +211,17 @@ class Model(Network):
             graph = self.outputs[0].graph
             with graph.as_default(), graph.name_scope(None):
                 with graph.name_scope("training"):
-                    updates = self.optimizer.get_updates(self.total_loss,
-                                                         self.trainable_weights)
+                    if self._strategy is None:
+                        updates = self.optimizer.get_updates(self.total_loss,
+                                                             self.trainable_weights)
+                    else:
+                        updates = distributed.optimizer_updates(self, self._strategy,
+                                                                weighted_mean_loss)
                 updates = list(updates) + list(self.updates)
-                self._train_op = control_flow_ops.group(*updates)
+                with graph.control_dependencies(
+                        None if self._strategy is None else [self.total_loss]):
+                    # with a strategy the reported loss reads the weights before the update
+                    self._train_op = control_flow_ops.group(*updates)
             self._train_function = ([self.total_loss] + self._extra_losses() +
                                     self._metric_tensors)
         return self._train_function
