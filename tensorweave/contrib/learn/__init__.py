@@ -5,6 +5,7 @@ platform/extensions."""
 from tensorweave.contrib.learn.mode_keys import ModeKeys  # noqa: F401
 from tensorweave.contrib.learn import datasets  # noqa: F401
 from tensorweave.contrib.learn import learn_runner  # noqa: F401
+from tensorweave.contrib.learn import preprocessing  # noqa: F401
 from tensorweave.platform import extensions as _extensions
 
 
