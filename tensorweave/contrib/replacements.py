@@ -40,7 +40,6 @@ REPLACEMENTS = {
     "quantize": None,
     "staging": None,
     "timeseries": None,
-    "factorization": None,
     "gan": None,
     "boosted_trees": None,
     "linear_optimizer": None,

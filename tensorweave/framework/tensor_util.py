@@ -101,11 +101,9 @@ def _encode_strings(array):
 
 
 def _is_numpy_typed(values):
-    if isinstance(values, (np.ndarray, np.generic)):
-        return True
-    if isinstance(values, (list, tuple)) and values:
-        return all(_is_numpy_typed(v) for v in values)
-    return False
+    """An array or a NumPy scalar keeps its dtype; a list of NumPy scalars does not (TF 1.x
+    narrows it like a list of Python numbers: [np.argmax(c) for c in counts] is int32)."""
+    return isinstance(values, (np.ndarray, np.generic))
 
 
 # Ops whose output value can be computed at graph-build time from constant inputs.

@@ -49,4 +49,4 @@ from tensorweave.kernels import lookup, lookup_dense  # noqa: F401
 from tensorweave.kernels import compat_more  # noqa: F401
 from tensorweave.kernels import random_gamma  # noqa: F401
 from tensorweave.kernels import linalg_more  # noqa: F401
-from tensorweave.kernels import proto_ops, tensor_forest  # noqa: F401
+from tensorweave.kernels import clustering, proto_ops, tensor_forest  # noqa: F401
