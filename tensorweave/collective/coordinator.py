@@ -47,8 +47,10 @@ class _Entry:
 class Coordinator:
     """Runs on rank 0 in its own threads; every rank (rank 0 too) connects to it."""
 
-    def __init__(self, listener, size, token, fusion_bytes, cycle_seconds, stall_seconds):
+    def __init__(self, listener, size, token, fusion_bytes, cycle_seconds, stall_seconds,
+                 start_timeout=START_TIMEOUT_SECONDS):
         self.listener = listener
+        self.start_timeout = start_timeout
         self.size = size
         self.token = token
         self.fusion_bytes = fusion_bytes
@@ -82,7 +84,7 @@ class Coordinator:
             self._close_all(None)
 
     def _accept_all(self):
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        deadline = time.monotonic() + self.start_timeout
         while len(self._hellos) < self.size:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -129,6 +131,10 @@ class Coordinator:
             self._last_activity[rank] = time.monotonic()
             threading.Thread(target=self._read, args=(rank, sock), daemon=True,
                              name=f"tw-coordinator-read-{rank}").start()
+
+    def close(self):
+        """Stops a coordinator whose rank 0 failed to join its own job."""
+        self._close_all("rank 0 failed to join the job")
 
     def _read(self, rank, sock):
         try:

@@ -1,0 +1,127 @@
+"""`tensorweave run --elastic` with real processes on 127.0.0.1: a rank killed with SIGKILL
+mid-training, a rank added, too few ranks. The ranks train elastic_train.py (SGD whose
+averaged gradient depends on the job's size, and a counter of sizes), committing every
+COMMIT steps; the final values are predicted from the committed per-step sizes, and the size
+may only change at a commit (the ranks roll back to it)."""
+import os
+import re
+import signal
+import time
+
+import pytest
+
+from tests.elastic.elastic_util import elastic_run, predicted
+
+STEPS, COMMIT, STEP_SECONDS = 24, 3, 0.1
+
+
+def _check_results(launch, final_size):
+    results = launch.results()
+    assert len(results) == final_size, launch.text()
+    first = results[0]
+    for result in results:
+        assert result["step"] == STEPS and result["size"] == final_size
+        assert result["sizes"] == first["sizes"]
+        assert result["weight"] == first["weight"] and result["counter"] == first["counter"]
+    assert sorted(r["rank"] for r in results) == list(range(final_size))
+    weight, counter = predicted(first["sizes"])
+    assert first["counter"] == counter
+    assert first["weight"] == pytest.approx(weight, rel=1e-5)
+    return first["sizes"]
+
+
+def _size_change(sizes):
+    """The step after which the size changed (once), and the sizes before and after."""
+    changes = [i for i in range(1, len(sizes)) if sizes[i] != sizes[i - 1]]
+    assert len(changes) == 1, sizes
+    return changes[0], sizes[0], sizes[-1]
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("victim_rank", [1, 0], ids=["rank1", "rank0-coordinator"])
+def test_a_killed_rank_rolls_the_others_back_to_the_last_commit(victim_rank):
+    launch = elastic_run("-np", "3", "--min-np", "2", "--max-np", "3",
+                         "--elastic-timeout", "30",
+                         script_args=(STEPS, COMMIT, STEP_SECONDS))
+    try:
+        victim = launch.wait_for(rf"step 7 size 3 rank {victim_rank} pid (\d+)", 90)[0]
+        os.kill(int(victim.group(1)), signal.SIGKILL)
+        assert launch.finish(90) == 0, launch.text()
+        sizes = _check_results(launch, final_size=2)
+        changed_at, before, after = _size_change(sizes)
+        assert (before, after) == (3, 2)
+        # Rolled back to a commit at or after step 6, the last one the victim saw.
+        assert changed_at % COMMIT == 0 and changed_at >= 6, sizes
+        assert re.search(rf"reset at step {changed_at} size 2", launch.text())
+        assert "failed with status -9" in launch.text()
+    finally:
+        launch.close()
+
+
+@pytest.mark.timeout(150)
+def test_a_rank_added_by_host_discovery_joins_with_the_committed_state(tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("127.0.0.1:2\n")
+    script = tmp_path / "discover.sh"
+    script.write_text(f"#!/bin/sh\ncat {hosts}\n")
+    script.chmod(0o755)
+    slow = tmp_path / "slow"
+    slow.touch()
+    launch = elastic_run("--min-np", "2", "--max-np", "3", "--host-discovery-script",
+                         str(script), "--discovery-interval", "0.2",
+                         "--elastic-timeout", "30",
+                         script_args=(STEPS, COMMIT, STEP_SECONDS, slow))
+    try:
+        launch.wait_for(r"step 2 size 2", 90)
+        hosts.write_text("127.0.0.1:3\n")
+        launch.wait_for(r"\[3\] synced at step", 60)
+        slow.unlink()
+        assert launch.finish(100) == 0, launch.text()
+        sizes = _check_results(launch, final_size=3)
+        changed_at, before, after = _size_change(sizes)
+        assert (before, after) == (2, 3) and changed_at % COMMIT == 0
+        # The newcomer (process 3) started from rank 0's committed step, not from 0.
+        synced = launch.wait_for(r"\[3\] synced at step (\d+)", 1)[0]
+        assert int(synced.group(1)) == changed_at
+    finally:
+        launch.close()
+
+
+@pytest.mark.timeout(120)
+def test_sigusr1_adds_a_local_rank(tmp_path):
+    slow = tmp_path / "slow"
+    slow.touch()
+    launch = elastic_run("-np", "2", "--min-np", "2", "--max-np", "3",
+                         "--elastic-timeout", "30",
+                         script_args=(STEPS, COMMIT, STEP_SECONDS, slow))
+    try:
+        launch.wait_for(r"step 2 size 2", 90)
+        os.kill(launch.process.pid, signal.SIGUSR1)
+        launch.wait_for(r"\[3\] synced at step", 60)
+        slow.unlink()
+        assert launch.finish(100) == 0, launch.text()
+        sizes = _check_results(launch, final_size=3)
+        assert _size_change(sizes)[1:] == (2, 3)
+    finally:
+        launch.close()
+
+
+@pytest.mark.timeout(120)
+def test_below_min_np_waits_for_the_elastic_timeout_then_fails_clearly():
+    launch = elastic_run("-np", "2", "--min-np", "2", "--max-np", "2",
+                         "--elastic-timeout", "3",
+                         script_args=(STEPS, COMMIT, STEP_SECONDS))
+    try:
+        victim = launch.wait_for(r"step 3 size 2 rank 1 pid (\d+)", 90)[0]
+        killed = time.monotonic()
+        os.kill(int(victim.group(1)), signal.SIGKILL)
+        assert launch.finish(60) == 1, launch.text()
+        waited = time.monotonic() - killed
+        assert 3.0 <= waited < 30.0, waited
+        assert "only 1 rank(s) alive, fewer than --min-np 2, for --elastic-timeout 3 s: " \
+               "giving up" in launch.text()
+        # The survivor, waiting in the rendezvous, got the reason too.
+        assert "Elastic job stopped: only 1 rank(s) alive" in launch.text()
+        assert not launch.results()
+    finally:
+        launch.close()
