@@ -132,8 +132,9 @@ class ElasticRendezvous:
     def _changed(self, generation):
         if generation != self.generation:
             return True
-        return any(w not in self._started for w in self.members) or \
-            any(w not in self.members for w in self._waiting)
+        return any(w not in self._started for w in self.members) or (
+            len(self.members) < self.max_np and
+            any(w not in self.members for w in self._waiting))
 
     def _tick(self):
         """Re-checks formation as join graces run out."""
