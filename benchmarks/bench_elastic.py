@@ -16,6 +16,12 @@ The reference, measured in the same rounds: the cold start of the same job (laun
 first finished step), the least a restart from a checkpoint would cost; and the median
 interval between two steps before the kill (50 ms of it is the script's sleep).
 Horovod's documentation gives no number for its own recovery time, so none is compared.
+
+Then the parameter-server side: `tensorweave launch --ps 1 --workers 1 --max-workers 2` on
+tests/elastic/scripts/ps_task.py (async SGD); once worker 0 is past global step 5, `tensorweave
+launch --add-worker` and the time from that command's return to the new worker's first
+finished step (process start, imports, its server, session creation against the running ps),
+against the launch's own cold start (launch to worker 0's first step).
 """
 import argparse
 import os
@@ -23,12 +29,14 @@ import platform
 import re
 import signal
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
-from tests.elastic.elastic_util import elastic_run  # noqa: E402 - after the path
+from tests.elastic.elastic_util import SCRIPTS, Launch, elastic_run  # noqa: E402
 
 
 def _after(launch, pattern, since):
@@ -66,10 +74,35 @@ def one_round(ranks):
         launch.close()
 
 
+def ps_round():
+    with tempfile.TemporaryDirectory() as scratch:
+        last = os.path.join(scratch, "last")
+        launch = Launch([sys.executable, "-m", "tensorweave.cli.main", "launch", "--ps", "1",
+                         "--workers", "1", "--max-workers", "2", "--", sys.executable,
+                         os.path.join(SCRIPTS, "ps_task.py"), last])
+        try:
+            launch.wait_for(r"\[worker:0\] worker 0 global step 5 ", 120)
+            cold = next(when for when, text in launch.lines if "[worker:0] worker 0" in text) \
+                - launch.started
+            subprocess.run([sys.executable, "-m", "tensorweave.cli.main", "launch",
+                            "--add-worker", str(launch.process.pid)], check=True, timeout=60,
+                           capture_output=True)
+            asked = time.monotonic()
+            joined = _after(launch, r"\[worker:1\] worker 1 global step", asked)
+            with open(last + ".tmp", "w") as handle:
+                handle.write("0")
+            os.replace(last + ".tmp", last)
+            launch.finish(60)
+            return cold, joined
+        finally:
+            launch.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--ranks", type=int, default=3)
+    parser.add_argument("--ps-rounds", type=int, default=3)
     args = parser.parse_args()
     print(f"# {platform.node()} {os.cpu_count()} cores, python {platform.python_version()}, "
           f"{args.ranks} ranks -> {args.ranks - 1}, {args.rounds} rounds")
@@ -83,6 +116,11 @@ def main():
     resumed = statistics.median(row[4] for row in rows)
     cold = statistics.median(row[0] for row in rows)
     print(f"resumed step vs cold start: {resumed / cold:.2f}x the time")
+    ps_rows = [ps_round() for _ in range(args.ps_rounds)]
+    for index, name in enumerate(("PS launch cold start", "PS add-worker -> its step")):
+        values = [row[index] * 1000 for row in ps_rows]
+        print(f"{name:24s} median {statistics.median(values):8.0f} ms   "
+              f"range {min(values):.0f}-{max(values):.0f} ms")
 
 
 if __name__ == "__main__":

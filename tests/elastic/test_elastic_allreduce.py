@@ -30,30 +30,56 @@ def _check_results(launch, final_size):
     return first["sizes"]
 
 
-def _size_change(sizes):
-    """The step after which the size changed (once), and the sizes before and after."""
-    changes = [i for i in range(1, len(sizes)) if sizes[i] != sizes[i - 1]]
-    assert len(changes) == 1, sizes
-    return changes[0], sizes[0], sizes[-1]
+def _size_changes(sizes):
+    """[(step after which the size changed, size before, size after)]."""
+    return [(i, sizes[i - 1], sizes[i]) for i in range(1, len(sizes)) if sizes[i] != sizes[i - 1]]
+
+
+def _assert_rolled_back(launch, size):
+    """The survivors re-formed with `size` ranks at a commit at or after step 6, the last one
+    the victim (killed at its step 7) saw, and the launcher reported the SIGKILL."""
+    reset = launch.wait_for(rf"reset at step (\d+) size {size}", 60)[0]
+    step = int(reset.group(1))
+    assert step % COMMIT == 0 and step >= 6, launch.text()
+    assert "failed with status -9" in launch.text()
+    return step
 
 
 @pytest.mark.timeout(150)
-@pytest.mark.parametrize("victim_rank", [1, 0], ids=["rank1", "rank0-coordinator"])
-def test_a_killed_rank_rolls_the_others_back_to_the_last_commit(victim_rank):
+def test_a_killed_coordinator_rank_rolls_the_others_back_to_the_last_commit():
     launch = elastic_run("-np", "3", "--min-np", "2", "--max-np", "3",
                          "--elastic-timeout", "30",
                          script_args=(STEPS, COMMIT, STEP_SECONDS))
     try:
-        victim = launch.wait_for(rf"step 7 size 3 rank {victim_rank} pid (\d+)", 90)[0]
-        os.kill(int(victim.group(1)), signal.SIGKILL)
+        victim = launch.wait_for(r"step 7 size 3 rank 0 pid (\d+)", 90)[0].group(1)
+        os.kill(int(victim), signal.SIGKILL)
         assert launch.finish(90) == 0, launch.text()
         sizes = _check_results(launch, final_size=2)
-        changed_at, before, after = _size_change(sizes)
-        assert (before, after) == (3, 2)
-        # Rolled back to a commit at or after step 6, the last one the victim saw.
-        assert changed_at % COMMIT == 0 and changed_at >= 6, sizes
-        assert re.search(rf"reset at step {changed_at} size 2", launch.text())
-        assert "failed with status -9" in launch.text()
+        step = _assert_rolled_back(launch, 2)
+        assert _size_changes(sizes) == [(step, 3, 2)]
+    finally:
+        launch.close()
+
+
+@pytest.mark.timeout(150)
+def test_a_killed_rank_is_rolled_back_then_sigusr1_adds_a_rank(tmp_path):
+    slow = tmp_path / "slow"
+    launch = elastic_run("-np", "3", "--min-np", "2", "--max-np", "3",
+                         "--elastic-timeout", "30",
+                         script_args=(STEPS, COMMIT, STEP_SECONDS, slow))
+    try:
+        victim = launch.wait_for(r"step 7 size 3 rank 1 pid (\d+)", 90)[0].group(1)
+        slow.touch()  # keep the job going until the added rank is in
+        os.kill(int(victim), signal.SIGKILL)
+        shrunk_at = _assert_rolled_back(launch, 2)
+        os.kill(launch.process.pid, signal.SIGUSR1)
+        synced = launch.wait_for(r"\[4\] synced at step (\d+)", 60)[0]
+        slow.unlink()
+        assert launch.finish(90) == 0, launch.text()
+        sizes = _check_results(launch, final_size=3)
+        grown_at = int(synced.group(1))
+        assert _size_changes(sizes) == [(shrunk_at, 3, 2), (grown_at, 2, 3)]
+        assert grown_at % COMMIT == 0
     finally:
         launch.close()
 
@@ -78,30 +104,10 @@ def test_a_rank_added_by_host_discovery_joins_with_the_committed_state(tmp_path)
         slow.unlink()
         assert launch.finish(100) == 0, launch.text()
         sizes = _check_results(launch, final_size=3)
-        changed_at, before, after = _size_change(sizes)
-        assert (before, after) == (2, 3) and changed_at % COMMIT == 0
         # The newcomer (process 3) started from rank 0's committed step, not from 0.
         synced = launch.wait_for(r"\[3\] synced at step (\d+)", 1)[0]
-        assert int(synced.group(1)) == changed_at
-    finally:
-        launch.close()
-
-
-@pytest.mark.timeout(120)
-def test_sigusr1_adds_a_local_rank(tmp_path):
-    slow = tmp_path / "slow"
-    slow.touch()
-    launch = elastic_run("-np", "2", "--min-np", "2", "--max-np", "3",
-                         "--elastic-timeout", "30",
-                         script_args=(STEPS, COMMIT, STEP_SECONDS, slow))
-    try:
-        launch.wait_for(r"step 2 size 2", 90)
-        os.kill(launch.process.pid, signal.SIGUSR1)
-        launch.wait_for(r"\[3\] synced at step", 60)
-        slow.unlink()
-        assert launch.finish(100) == 0, launch.text()
-        sizes = _check_results(launch, final_size=3)
-        assert _size_change(sizes)[1:] == (2, 3)
+        changed_at = int(synced.group(1))
+        assert _size_changes(sizes) == [(changed_at, 2, 3)] and changed_at % COMMIT == 0
     finally:
         launch.close()
 
