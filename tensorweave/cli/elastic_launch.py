@@ -24,7 +24,6 @@ and watches its processes:
 Output lines are prefixed with the process number ("[3] ..."), which, unlike the rank, does
 not change when the ranks re-form.
 """
-import os
 import signal
 import socket
 import subprocess

@@ -4,7 +4,6 @@ averaged gradient depends on the job's size, and a counter of sizes), committing
 COMMIT steps; the final values are predicted from the committed per-step sizes, and the size
 may only change at a commit (the ranks roll back to it)."""
 import os
-import re
 import signal
 import time
 
@@ -13,6 +12,12 @@ import pytest
 from tests.elastic.elastic_util import elastic_run, predicted
 
 STEPS, COMMIT, STEP_SECONDS = 24, 3, 0.1
+
+
+def _job(num_proc, max_np, elastic_timeout=30, slow_file=None):
+    script_args = (STEPS, COMMIT, STEP_SECONDS) + ((slow_file,) if slow_file else ())
+    return elastic_run("-np", str(num_proc), "--min-np", "2", "--max-np", str(max_np),
+                       "--elastic-timeout", str(elastic_timeout), script_args=script_args)
 
 
 def _check_results(launch, final_size):
@@ -47,9 +52,7 @@ def _assert_rolled_back(launch, size):
 
 @pytest.mark.timeout(150)
 def test_a_killed_coordinator_rank_rolls_the_others_back_to_the_last_commit():
-    launch = elastic_run("-np", "3", "--min-np", "2", "--max-np", "3",
-                         "--elastic-timeout", "30",
-                         script_args=(STEPS, COMMIT, STEP_SECONDS))
+    launch = _job(3, 3)
     try:
         victim = launch.wait_for(r"step 7 size 3 rank 0 pid (\d+)", 90)[0].group(1)
         os.kill(int(victim), signal.SIGKILL)
@@ -64,9 +67,7 @@ def test_a_killed_coordinator_rank_rolls_the_others_back_to_the_last_commit():
 @pytest.mark.timeout(150)
 def test_a_killed_rank_is_rolled_back_then_sigusr1_adds_a_rank(tmp_path):
     slow = tmp_path / "slow"
-    launch = elastic_run("-np", "3", "--min-np", "2", "--max-np", "3",
-                         "--elastic-timeout", "30",
-                         script_args=(STEPS, COMMIT, STEP_SECONDS, slow))
+    launch = _job(3, 3, slow_file=slow)
     try:
         victim = launch.wait_for(r"step 7 size 3 rank 1 pid (\d+)", 90)[0].group(1)
         slow.touch()  # keep the job going until the added rank is in
@@ -114,9 +115,7 @@ def test_a_rank_added_by_host_discovery_joins_with_the_committed_state(tmp_path)
 
 @pytest.mark.timeout(120)
 def test_below_min_np_waits_for_the_elastic_timeout_then_fails_clearly():
-    launch = elastic_run("-np", "2", "--min-np", "2", "--max-np", "2",
-                         "--elastic-timeout", "3",
-                         script_args=(STEPS, COMMIT, STEP_SECONDS))
+    launch = _job(2, 2, elastic_timeout=3)
     try:
         victim = launch.wait_for(r"step 3 size 2 rank 1 pid (\d+)", 90)[0]
         killed = time.monotonic()

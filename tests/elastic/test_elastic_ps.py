@@ -43,6 +43,17 @@ def _wait_steps(launch, worker, above, since, timeout):
                          f"s:\n{launch.text()}")
 
 
+def _kill_worker(launch, worker, after_step):
+    """SIGKILLs `worker` once worker 0 passed `after_step`; (kill time, worker 0's step) once
+    the launcher reported the death."""
+    victim = launch.wait_for(STEP.format(worker, worker), 120)[0]
+    _wait_steps(launch, 0, after_step, 0.0, 60)
+    os.kill(int(victim.group(2)), signal.SIGKILL)
+    killed = time.monotonic()
+    launch.wait_for(rf"worker:{worker} failed with status -9: the others go on", 30)
+    return killed, max(_global_steps(launch, 0))
+
+
 def _stop_at(tmp_path, step):
     (tmp_path / "last.tmp").write_text(str(step))
     os.replace(tmp_path / "last.tmp", tmp_path / "last")
@@ -52,12 +63,7 @@ def _stop_at(tmp_path, step):
 def test_async_worker_killed_and_worker_added(tmp_path):
     launch = _launch(tmp_path, 2, 3)
     try:
-        victim = launch.wait_for(STEP.format(1, 1), 120)[0]
-        _wait_steps(launch, 0, 5, 0.0, 60)
-        os.kill(int(victim.group(2)), signal.SIGKILL)
-        killed = time.monotonic()
-        launch.wait_for(r"worker:1 failed with status -9: the others go on", 30)
-        seen = max(_global_steps(launch, 0))
+        killed, seen = _kill_worker(launch, 1, 5)
         _wait_steps(launch, 0, seen + 20, killed, 60)  # worker 0 alone goes on
         added = subprocess.run([sys.executable, "-m", "tensorweave.cli.main", "launch",
                                 "--add-worker", str(launch.process.pid)], env=environment(),
@@ -82,12 +88,7 @@ def test_async_worker_killed_and_worker_added(tmp_path):
 def test_sync_replicas_go_on_with_a_backup_worker_after_one_is_killed(tmp_path):
     launch = _launch(tmp_path, 3, 3, "--aggregate", "2", "--total", "3")
     try:
-        victim = launch.wait_for(STEP.format(2, 2), 120)[0]
-        _wait_steps(launch, 0, 3, 0.0, 60)
-        os.kill(int(victim.group(2)), signal.SIGKILL)
-        killed = time.monotonic()
-        launch.wait_for(r"worker:2 failed with status -9: the others go on", 30)
-        seen = max(_global_steps(launch, 0))
+        killed, seen = _kill_worker(launch, 2, 3)
         for worker in (0, 1):
             _wait_steps(launch, worker, seen + 10, killed, 60)
         _stop_at(tmp_path, max(_global_steps(launch, 0)) + 3)

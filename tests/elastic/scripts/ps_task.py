@@ -1,5 +1,5 @@
 """A task of an elastic parameter-server job for tests/elastic, from TF_CONFIG (started by
-`tensorweave launch`): a ps serves; a worker trains y = x . [1, 2, 3, 4] under
+`tensorweave launch`): a ps serves; a worker estimates the mean of normal samples under
 replica_device_setter in a MonitoredTrainingSession, asynchronously or with
 SyncReplicasOptimizer (--aggregate N of --total M replicas), printing
 "worker T global step G pid P" after each step, until the global step reaches the number the
@@ -46,28 +46,26 @@ def main():
         server.join()
         return
     is_chief = index == 0
-    rng = np.random.default_rng(index)
-    truth = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    samples = np.random.default_rng(index).normal(3.0, 1.0, size=(1000, 16))
     with tf.device(tf.train.replica_device_setter(
             cluster=cluster, worker_device=f"/job:worker/task:{index}")):
-        x = tf.placeholder(tf.float32, [None, 4])
-        y = tf.placeholder(tf.float32, [None])
-        w = tf.Variable(tf.zeros([4]), name="w")
+        batch = tf.placeholder(tf.float32, [16])
+        mean = tf.Variable(0.0, name="mean")  # the estimate of the samples' mean, 3
         step = tf.train.get_or_create_global_step()
-        loss = tf.reduce_mean(tf.square(tf.reduce_sum(x * w, 1) - y))
-        opt = tf.train.GradientDescentOptimizer(0.02)
+        opt = tf.train.GradientDescentOptimizer(0.05)
         hooks = [_StopAtStepFromFile(args.last_step_file, step)]
         if args.aggregate:
             opt = tf.train.SyncReplicasOptimizer(opt, args.aggregate, args.total)
             hooks.append(opt.make_session_run_hook(is_chief))
-        train = opt.minimize(loss, global_step=step)
+        train = opt.minimize(tf.reduce_mean(tf.square(mean - batch)), global_step=step)
     session_config = tf.ConfigProto(operation_timeout_in_ms=20000)
+    now_index = 0
     with tf.train.MonitoredTrainingSession(master=server.target, is_chief=is_chief,
                                            hooks=hooks, config=session_config,
                                            log_step_count_steps=0) as sess:
         while not sess.should_stop():
-            features = rng.normal(size=(16, 4)).astype(np.float32)
-            _, now = sess.run([train, step], {x: features, y: features @ truth})
+            _, now = sess.run([train, step], {batch: samples[now_index % len(samples)]})
+            now_index += 1
             print(f"worker {index} global step {int(now)} pid {os.getpid()}", flush=True)
             time.sleep(0.05)
 
