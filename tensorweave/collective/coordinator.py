@@ -48,9 +48,12 @@ class Coordinator:
     """Runs on rank 0 in its own threads; every rank (rank 0 too) connects to it."""
 
     def __init__(self, listener, size, token, fusion_bytes, cycle_seconds, stall_seconds,
-                 start_timeout=START_TIMEOUT_SECONDS):
+                 start_timeout=START_TIMEOUT_SECONDS, abandon=None):
+        """`abandon()`, asked every half second while the ranks connect, True if they never
+        will all come (an elastic job's membership changed): the start fails at once."""
         self.listener = listener
         self.start_timeout = start_timeout
+        self.abandon = abandon
         self.size = size
         self.token = token
         self.fusion_bytes = fusion_bytes
@@ -95,6 +98,9 @@ class Coordinator:
             try:
                 sock, _ = self.listener.accept()
             except socket.timeout:
+                if self.abandon is not None and self.abandon():
+                    raise errors.AbortedError(None, None, "the job's membership changed while "
+                                              "its ranks connected") from None
                 continue
             sock.settimeout(10.0)
             try:

@@ -128,11 +128,13 @@ def init(backend=None, rank=None, size=None, coordinator=None, cluster_spec=None
             listener = rendezvous.open_coordinator_listener(address) if rank == 0 else None
             if listener is not None:
                 address = (address[0], listener.getsockname()[1])
+        abandon = elastic_rendezvous.membership_changed if elastic else None
         hosted = Coordinator(listener, size, job_token, fusion, cycle_ms / 1000.0,
-                             stall_seconds, start_timeout) if listener is not None else None
+                             stall_seconds, start_timeout, abandon) \
+            if listener is not None else None
         control = None
         try:
-            control = rendezvous.connect(address, rank, start_timeout)
+            control = rendezvous.connect(address, rank, start_timeout, abandon)
             data_listener = None
             data_address = ("", 0)
             if backend == "native":

@@ -2,11 +2,15 @@
 process: generations, rank order (survivors first), polling, refusals, and the discovery
 output parser of the launcher."""
 import threading
+import time
 
 import pytest
 
 from tensorweave.cli import elastic_launch
 from tensorweave.collective import elastic_rendezvous as rendezvous
+from tensorweave.collective import rendezvous as coordinates
+from tensorweave.collective.coordinator import Coordinator
+from tensorweave.framework import errors
 
 
 @pytest.fixture
@@ -75,7 +79,7 @@ def test_polling_reports_a_worker_waiting_to_join(monkeypatch, server):
     for _ in range(50):
         if "c" in server._waiting:
             break
-        threading.Event().wait(0.05)
+        time.sleep(0.05)
     assert rendezvous.membership_changed() is True
 
 
@@ -114,3 +118,24 @@ def test_run_rejects_bad_elastic_options(argv, message, capsys):
     from tensorweave.cli.main import main
     assert main(["run", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_connecting_ranks_give_up_at_once_when_the_membership_changed():
+    """A generation whose member died before connecting fails within a second or so, not
+    after the start timeout: the coordinator and a rank waiting for rank 0 both ask."""
+    listener = coordinates.open_coordinator_listener(("127.0.0.1", 0))
+    address = listener.getsockname()
+    started = time.monotonic()
+    coordinator = Coordinator(listener, 2, "token", 0, 0.001, 3.0, start_timeout=30.0,
+                              abandon=lambda: time.monotonic() - started > 0.3)
+    sock = coordinates.connect(address, 0, timeout=5.0)
+    try:
+        with pytest.raises(errors.InvalidArgumentError, match="membership changed"):
+            coordinates.hello(sock, 0, 2, "token", ("127.0.0.1", 1), timeout=30.0)
+    finally:
+        sock.close()
+    assert coordinator.stopped.wait(5.0) and time.monotonic() - started < 5.0
+    started = time.monotonic()
+    with pytest.raises(errors.UnavailableError, match="membership changed"):
+        coordinates.connect(address, 1, timeout=30.0, abandon=lambda: True)
+    assert time.monotonic() - started < 5.0
