@@ -129,10 +129,11 @@ class ElasticLauncher:
         self.slots += 1
 
     def run(self):
+        previous_handler = None
         if self.discovery_script:
             self.slots = self._discover()
         elif threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGUSR1, self._add_slot)
+            previous_handler = signal.signal(signal.SIGUSR1, self._add_slot)
         # Tasks are started from this thread, which lives as long as the launcher: their
         # death signal follows it (launch._die_with_launcher).
         die_with_launcher = launch._die_with_launcher()
@@ -188,5 +189,7 @@ class ElasticLauncher:
             self.emit("[elastic] interrupted: stopping every rank")
             return 130
         finally:
+            if previous_handler is not None:
+                signal.signal(signal.SIGUSR1, previous_handler)
             self.server.close()
             launch._stop(self._finished, graceful=False)

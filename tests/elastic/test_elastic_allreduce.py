@@ -5,10 +5,12 @@ COMMIT steps; the final values are predicted from the committed per-step sizes, 
 may only change at a commit (the ranks roll back to it)."""
 import os
 import signal
+import sys
 import time
 
 import pytest
 
+from tests.elastic import elastic_util
 from tests.elastic.elastic_util import elastic_run, predicted
 
 STEPS, COMMIT, STEP_SECONDS = 24, 3, 0.1
@@ -138,5 +140,18 @@ def test_below_min_np_waits_for_the_elastic_timeout_then_fails_clearly():
         # The survivor, waiting in the rendezvous, got the reason too.
         assert "Elastic job stopped: only 1 rank(s) alive" in launch.text()
         assert not launch.results()
+    finally:
+        launch.close()
+
+
+@pytest.mark.timeout(60)
+def test_a_script_that_fails_on_every_rank_stops_the_job_at_once():
+    launch = elastic_util.Launch([sys.executable, "-m", "tensorweave.cli.main", "run",
+                                  "--elastic", "-np", "2", "--min-np", "2",
+                                  "--elastic-timeout", "600", sys.executable, "-c",
+                                  "import sys; sys.exit(3)"])
+    try:
+        assert launch.finish(45) == 1, launch.text()
+        assert "every process failed before the ranks ever formed" in launch.text()
     finally:
         launch.close()

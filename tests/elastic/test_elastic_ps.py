@@ -75,7 +75,7 @@ def test_async_worker_killed_and_worker_added(tmp_path):
                             if re.search(STEP.format(2, 2), text)) - asked
         # It joined the running job: its first step continues the global step.
         assert int(first.group(1)) > seen
-        assert joined_after < 60, joined_after
+        assert joined_after < 30, joined_after  # measured 4-6 s on 2 loaded cores
         now = _wait_steps(launch, 2, int(first.group(1)) + 5, asked, 60)
         _stop_at(tmp_path, now + 5)
         assert launch.finish(60) == 0, launch.text()
