@@ -49,8 +49,7 @@ class Coordinator:
 
     def __init__(self, listener, size, token, fusion_bytes, cycle_seconds, stall_seconds,
                  start_timeout=START_TIMEOUT_SECONDS, abandon=None):
-        """`abandon()`, asked every half second while the ranks connect, True if they never
-        will all come (an elastic job's membership changed): the start fails at once."""
+        """`abandon()` (asked while ranks connect): True ends a start that cannot complete."""
         self.listener = listener
         self.start_timeout = start_timeout
         self.abandon = abandon
@@ -138,8 +137,7 @@ class Coordinator:
             threading.Thread(target=self._read, args=(rank, sock), daemon=True,
                              name=f"tw-coordinator-read-{rank}").start()
 
-    def close(self):
-        """Stops a coordinator whose rank 0 failed to join its own job."""
+    def close(self):  # rank 0 failed to join its own job
         self._close_all("rank 0 failed to join the job")
 
     def _read(self, rank, sock):
