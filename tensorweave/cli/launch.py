@@ -19,6 +19,16 @@ Server.join() returns) and stopped if they do not. Ctrl-C, or a worker failing, 
 is the workers': 0 if all succeeded, else the first failure's.
 The tasks of one launch share a fresh auth token (TENSORWEAVE_AUTH_TOKEN, unless the
 environment already gives one): their servers refuse calls without it.
+
+Elastic workers: `--max-workers M` names M worker tasks in the cluster but starts only
+--workers of them; the others are standby slots. A worker joins the running job when the
+launcher gets SIGUSR1 (`tensorweave launch --add-worker LAUNCHER_PID` sends it), or when one
+starts a process by hand with that slot's TF_CONFIG (printed by the launcher). A session never
+contacts a task its steps do not use (master_session.py), so the standby slots cost nothing.
+In such a launch a worker other than the chief (the "chief" task, else worker 0) that fails
+does not stop the others: asynchronous training goes on without it, synchronous training
+(SyncReplicasOptimizer with replicas_to_aggregate < total_num_replicas) goes on with its
+backup workers.
 On Linux no task outlives the launcher, even when the launcher is killed with SIGKILL (no
 clean-up code runs then): each task asks the kernel, before it execs the command, to send it
 SIGKILL when its parent dies (prctl PR_SET_PDEATHSIG).
@@ -47,6 +57,8 @@ class TaskLaunch:
     tf_config: dict
     # Extra environment of this task (`tensorweave run` gives each rank its rank variables).
     env: dict = dataclasses.field(default_factory=dict)
+    # A worker slot of the cluster started only when a worker is added (--max-workers).
+    standby: bool = False
 
     @property
     def label(self):
@@ -96,13 +108,18 @@ def free_ports(count, host="127.0.0.1"):
 
 
 def build_plan(num_ps, num_workers, command, host="127.0.0.1", ports=None, chief=False,
-               evaluator=False):
+               evaluator=False, max_workers=None):
     """The tasks of a launch: one per ps and worker (and the chief), each with its TF_CONFIG;
-    an evaluator's TF_CONFIG names the same cluster, which does not include it."""
+    an evaluator's TF_CONFIG names the same cluster, which does not include it. With
+    `max_workers`, the workers past `num_workers` are standby slots (module docstring)."""
     if num_workers < 1 and not chief:
         raise ValueError("A launch needs at least one worker (or a chief)")
     if not command:
         raise ValueError("Give the command to run after '--'")
+    if max_workers is not None and max_workers < num_workers:
+        raise ValueError(f"--max-workers {max_workers} is below --workers {num_workers}")
+    standby_from = num_workers
+    num_workers = max_workers if max_workers is not None else num_workers
     num_chief = 1 if chief else 0
     ports = list(ports) if ports is not None else free_ports(num_ps + num_chief + num_workers,
                                                              host)
@@ -119,7 +136,8 @@ def build_plan(num_ps, num_workers, command, host="127.0.0.1", ports=None, chief
                        ("evaluator", 1 if evaluator else 0)):
         for index in range(count):
             plan.append(TaskLaunch(job, index, list(command),
-                                   {"cluster": cluster, "task": {"type": job, "index": index}}))
+                                   {"cluster": cluster, "task": {"type": job, "index": index}},
+                                   standby=job == "worker" and index >= standby_from))
     return plan
 
 
@@ -186,8 +204,10 @@ class _Task:
             pass
 
 
-def run_plan(plan, output=None, poll_seconds=0.1):
-    """Runs the tasks of `plan`; returns the exit status (see the module docstring)."""
+def run_plan(plan, output=None, poll_seconds=0.1, elastic=None):
+    """Runs the tasks of `plan`; returns the exit status (see the module docstring).
+    `elastic` (default: the plan has standby workers): a worker other than the chief may
+    fail without stopping the others."""
     lock = threading.Lock()
 
     def emit(line):
@@ -198,29 +218,65 @@ def run_plan(plan, output=None, poll_seconds=0.1):
     token = os.environ.get(_TOKEN_VARIABLE) or security.new_token()
     security.set_client_token(token)  # the launcher's own calls (shutting the ps down)
     die_with_launcher = _die_with_launcher()
-    tasks = [_Task(launch, emit, len(plan), die_with_launcher, token) for launch in plan]
+    tasks = [_Task(launch, emit, len(plan), die_with_launcher, token) for launch in plan
+             if not launch.standby]
     for task in tasks:  # after every fork: a preexec_fn is only safe while no thread runs
         task.reader.start()
+    standby = [launch for launch in plan if launch.standby]
+    elastic = bool(standby) if elastic is None else elastic
+    requests = []  # one entry per SIGUSR1 not yet served
+    previous_handler = None
+    if standby and threading.current_thread() is threading.main_thread():
+        previous_handler = signal.signal(signal.SIGUSR1, lambda *_: requests.append(1))
+        emit(f"[launch] {len(standby)} standby worker slot(s), worker:{standby[0].index} on; "
+             f"add a worker with `tensorweave launch --add-worker {os.getpid()}`")
     workers = [t for t in tasks if t.launch.job != "ps"]
     status = 0
     try:
-        while True:
+        while status == 0:
+            while requests:
+                requests.pop()
+                if not standby:
+                    emit("[launch] no standby worker slot left (--max-workers)")
+                    continue
+                # Started from this (main) thread while the readers run: the preexec_fn only
+                # calls prctl and getppid, which take no lock another thread could hold.
+                task = _Task(standby.pop(0), emit, len(plan), die_with_launcher, token)
+                task.reader.start()
+                tasks.append(task)
+                workers.append(task)
+                emit(f"[launch] worker:{task.launch.index} joins the job")
             codes = [t.process.poll() for t in workers]
-            failed = [(t, code) for t, code in zip(workers, codes) if code not in (None, 0)]
-            if failed:
-                task, status = failed[0]
+            for task, code in zip(list(workers), codes):
+                if code in (None, 0):
+                    continue
+                if elastic and not _is_chief(task, plan):
+                    emit(f"[launch] worker:{task.launch.index} failed with status {code}: "
+                         "the others go on")
+                    workers.remove(task)
+                    continue
+                status = code
                 who = f"rank {task.launch.index}" if task.launch.job == "rank" else "a worker"
                 emit(f"[launch] {who} failed with status {status}: stopping every task")
                 break
-            if all(code == 0 for code in codes):
+            if status == 0 and all(t.process.poll() == 0 for t in workers):
                 break
             time.sleep(poll_seconds)
     except KeyboardInterrupt:
         emit("[launch] interrupted: stopping every task")
         status = 130
     finally:
+        if previous_handler is not None:
+            signal.signal(signal.SIGUSR1, previous_handler)
         _stop(tasks, graceful=status == 0)
     return status
+
+
+def _is_chief(task, plan):
+    """The chief task, else worker 0 (TF 1.x's convention), whose failure ends the job."""
+    has_chief = any(launch.job == "chief" for launch in plan)
+    return task.launch.job == "chief" or (not has_chief and task.launch.job == "worker" and
+                                          task.launch.index == 0)
 
 
 def _stop(tasks, graceful):
@@ -258,25 +314,49 @@ def add_parser(commands):
     launch.add_argument("--steps", type=int, default=None,
                         help="the job's total steps: show progress (a bar on a terminal) "
                              "from the 'global step N' / 'step N' the tasks print")
+    launch.add_argument("--max-workers", type=int, default=None,
+                        help="name this many worker tasks in the cluster, start --workers of "
+                             "them; the rest join on --add-worker (elastic workers)")
+    launch.add_argument("--add-worker", type=int, default=None, metavar="LAUNCHER_PID",
+                        help="ask the running `tensorweave launch --max-workers` with this "
+                             "process id to start its next standby worker, then return")
     launch.add_argument("argv", nargs="*", metavar="command",
                         help="the command each task runs, after '--'")
     return launch
 
 
+def add_worker(pid):
+    """Sends the launcher `pid` its add-a-worker signal; ValueError unless it is a launch."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            argv = handle.read().split(b"\0")
+    except OSError:
+        raise ValueError(f"--add-worker: no process {pid}") from None
+    if b"launch" not in argv or not any(a.startswith(b"--max-workers") for a in argv):
+        raise ValueError(f"--add-worker: process {pid} is not a `tensorweave launch "
+                         "--max-workers` (its command: "
+                         f"{b' '.join(argv).decode(errors='replace').strip()[:200]})")
+    os.kill(pid, signal.SIGUSR1)
+
+
 def run(args):
     try:
+        if args.add_worker is not None:
+            add_worker(args.add_worker)
+            print(f"tensorweave launch: asked launcher {args.add_worker} for a worker")
+            return 0
         plan = build_plan(args.ps, args.workers, args.argv, args.host, chief=args.chief,
-                          evaluator=args.evaluator)
+                          evaluator=args.evaluator, max_workers=args.max_workers)
     except ValueError as exc:
         print(f"tensorweave launch: {exc}", file=sys.stderr)
         return 2
-    return run_with_progress(plan, args.steps)
+    return run_with_progress(plan, args.steps, elastic=args.max_workers is not None)
 
 
-def run_with_progress(plan, steps):
+def run_with_progress(plan, steps, elastic=None):
     """run_plan, with a progress bar or lines over `steps` when given."""
     if steps is None:
-        return run_plan(plan)
+        return run_plan(plan, elastic=elastic)
     from tensorweave.cli.progress import Progress
     try:
         progress = Progress(steps)
@@ -284,6 +364,6 @@ def run_with_progress(plan, steps):
         print(f"tensorweave: --steps: {exc}", file=sys.stderr)
         return 2
     try:
-        return run_plan(plan, output=progress.observe)
+        return run_plan(plan, output=progress.observe, elastic=elastic)
     finally:
         progress.close()

@@ -4,6 +4,10 @@
     tensorweave run -np 2 --as-tensorflow python tf1_horovod_script.py
     tensorweave run -np 4 -H host1:2,host2:2 python train.py        (through MPI)
     tensorweave run -np 2 --transparent python single_process_script.py
+    tensorweave run --elastic -np 3 --min-np 2 --max-np 4 python elastic_train.py
+
+--elastic runs ranks that may die and join while the job goes on (elastic_launch.py; the
+script uses hvd.elastic.run and a committed state).
 
 With --transparent the command must be `python script.py ...`: each rank runs it as
 `python -m tensorweave.transparent script.py ...` (tensorweave/transparent: the unchanged
@@ -27,7 +31,7 @@ import shutil
 import subprocess
 import sys
 
-from tensorweave.cli import as_tensorflow, launch
+from tensorweave.cli import as_tensorflow, elastic_launch, launch
 
 
 def build_plan(num_ranks, command, host="127.0.0.1", port=None, as_tensorflow_=False,
@@ -81,8 +85,8 @@ def mpi_command(num_ranks, hosts, command, as_tensorflow_=False, mpirun=None):
 
 def add_parser(commands):
     parser = commands.add_parser("run", help="run a command as every rank of an allreduce job")
-    parser.add_argument("-np", "--num-proc", dest="num_proc", type=int, required=True,
-                        help="number of ranks")
+    parser.add_argument("-np", "--num-proc", dest="num_proc", type=int, default=None,
+                        help="number of ranks (with --elastic: slots on this host)")
     parser.add_argument("-H", "--hosts", default=None,
                         help="host1:slots,host2:slots: run through MPI on these hosts")
     parser.add_argument("--mpi", action="store_true", help="run through mpirun")
@@ -100,6 +104,19 @@ def add_parser(commands):
     parser.add_argument("--steps", type=int, default=None,
                         help="the job's total steps: show progress from the 'step N' the "
                              "ranks print (a bar on a terminal)")
+    elastic = parser.add_argument_group("elastic (tensorweave/cli/elastic_launch.py)")
+    elastic.add_argument("--elastic", action="store_true",
+                         help="ranks may die and join; the script uses hvd.elastic.run")
+    elastic.add_argument("--min-np", type=int, default=None,
+                         help="fewest ranks the job runs with (default: -np)")
+    elastic.add_argument("--max-np", type=int, default=None,
+                         help="most ranks the job runs with (default: -np or --min-np)")
+    elastic.add_argument("--host-discovery-script", default=None,
+                         help="a program printing `host:slots` lines, polled")
+    elastic.add_argument("--discovery-interval", type=float, default=1.0,
+                         help="seconds between two runs of the discovery script")
+    elastic.add_argument("--elastic-timeout", type=float, default=600.0,
+                         help="seconds the job may stay below --min-np before it fails")
     parser.add_argument("argv", nargs=argparse.REMAINDER, metavar="command",
                         help="the command to run (everything after the options)")
     return parser
@@ -109,9 +126,28 @@ def _exit_status(status):
     return 128 - status if status < 0 else status
 
 
+def _run_elastic(args, command):
+    if args.hosts or args.mpi or args.transparent:
+        raise ValueError("--elastic runs ranks on this machine with the native backend: "
+                         "it does not combine with -H, --mpi or --transparent")
+    min_np = args.min_np or args.num_proc
+    if min_np is None:
+        raise ValueError("--elastic needs --min-np or -np")
+    max_np = args.max_np or max(min_np, args.num_proc or 0)
+    env = as_tensorflow.child_environment(os.environ) if args.as_tensorflow else {}
+    launcher = elastic_launch.ElasticLauncher(
+        command, args.num_proc, min_np, max_np, args.host, args.host_discovery_script,
+        args.discovery_interval, args.elastic_timeout, extra_env=env)
+    return _exit_status(launcher.run())
+
+
 def run(args):
     command = args.argv[1:] if args.argv and args.argv[0] == "--" else args.argv
     try:
+        if args.elastic:
+            return _run_elastic(args, command)
+        if args.num_proc is None:
+            raise ValueError("-np is required (the number of ranks)")
         if args.transparent:
             command = transparent_command(command, args.verbose, args.scale_lr)
         elif args.verbose or args.scale_lr:

@@ -134,6 +134,12 @@ class Communicator:
     cross_rank = property(lambda self: self.topology.cross_rank)
     cross_size = property(lambda self: self.topology.cross_size)
 
+    @property
+    def broken(self):
+        """The error that broke this communicator (a rank died or left), or None; an elastic
+        job then rolls back and forms its next generation."""
+        return self._broken
+
     # --- the blocking API -------------------------------------------------------------------
     def allreduce(self, array, op="sum", name=None, compression=None):
         return self.submit("allreduce", array, name, op=op, compression=compression).result()

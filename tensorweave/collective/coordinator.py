@@ -47,8 +47,12 @@ class _Entry:
 class Coordinator:
     """Runs on rank 0 in its own threads; every rank (rank 0 too) connects to it."""
 
-    def __init__(self, listener, size, token, fusion_bytes, cycle_seconds, stall_seconds):
+    def __init__(self, listener, size, token, fusion_bytes, cycle_seconds, stall_seconds,
+                 start_timeout=START_TIMEOUT_SECONDS, abandon=None):
+        """`abandon()` (asked while ranks connect): True ends a start that cannot complete."""
         self.listener = listener
+        self.start_timeout = start_timeout
+        self.abandon = abandon
         self.size = size
         self.token = token
         self.fusion_bytes = fusion_bytes
@@ -82,7 +86,7 @@ class Coordinator:
             self._close_all(None)
 
     def _accept_all(self):
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        deadline = time.monotonic() + self.start_timeout
         while len(self._hellos) < self.size:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -93,6 +97,9 @@ class Coordinator:
             try:
                 sock, _ = self.listener.accept()
             except socket.timeout:
+                if self.abandon is not None and self.abandon():
+                    raise errors.AbortedError(None, None, "the job's membership changed while "
+                                              "its ranks connected") from None
                 continue
             sock.settimeout(10.0)
             try:
@@ -129,6 +136,9 @@ class Coordinator:
             self._last_activity[rank] = time.monotonic()
             threading.Thread(target=self._read, args=(rank, sock), daemon=True,
                              name=f"tw-coordinator-read-{rank}").start()
+
+    def close(self):  # rank 0 failed to join its own job
+        self._close_all("rank 0 failed to join the job")
 
     def _read(self, rank, sock):
         try:

@@ -14,12 +14,19 @@ Settings (arguments, else the environment; Horovod's names are read too):
                     coordinator gathers ready collectives before handing them out
   stall_seconds     (3 s) after which ranks waiting in different collectives get an error
   peer_timeout      (60 s) a peer silent this long in the middle of a collective is dead
+  start_timeout     (60 s; 15 s in an elastic job) how long the ranks wait for each other to
+                    connect at start
+
+In an elastic job (`tensorweave run --elastic`, TENSORWEAVE_ELASTIC_RENDEZVOUS set) rank, size,
+coordinator and token come from the launcher's rendezvous (elastic_rendezvous.py), anew at
+every init(): after a failure, shutdown() and init() form the next generation.
 """
 import atexit
 import hashlib
 import os
 import threading
 
+from tensorweave.collective import elastic_rendezvous
 from tensorweave.collective import mpi_plane
 from tensorweave.collective import native
 from tensorweave.collective import rendezvous
@@ -52,7 +59,7 @@ def _setting(value, names, default, convert):
 def init(backend=None, rank=None, size=None, coordinator=None, cluster_spec=None,
          task_type="worker", task_index=None, comm=None, fusion_threshold=None,
          cycle_time_ms=None, stall_seconds=3.0, peer_timeout=60.0, token=None,
-         shared_memory=True):
+         shared_memory=True, start_timeout=None):
     """Joins the job and returns this rank's Communicator (the current one if already
     initialized). `backend` is "native" or "mpi" (default: "mpi" when mpirun started the
     process and mpi4py is installed); `comm` an mpi4py communicator (default COMM_WORLD);
@@ -73,8 +80,16 @@ def init(backend=None, rank=None, size=None, coordinator=None, cluster_spec=None
                                              "HOROVOD_FUSION_THRESHOLD"), 64 << 20, int)
         cycle_ms = _setting(cycle_time_ms, ("TENSORWEAVE_CYCLE_TIME", "HOROVOD_CYCLE_TIME"),
                             1.0, float)
-        env_rank, env_size, env_coordinator, env_token = \
-            rendezvous.settings_from_environment(environ)
+        elastic = backend == "native" and cluster_spec is None and rank is None and \
+            size is None and coordinator is None and \
+            elastic_rendezvous.elastic_environment(environ)
+        if elastic:
+            env_rank, env_size, env_coordinator, env_token = elastic_rendezvous.assignment()
+        else:
+            env_rank, env_size, env_coordinator, env_token = \
+                rendezvous.settings_from_environment(environ)
+        if start_timeout is None:
+            start_timeout = 15.0 if elastic else rendezvous.START_TIMEOUT_SECONDS
         job_token = token if token is not None else env_token
         mpi_comm = None
         if backend == "mpi":
@@ -113,28 +128,35 @@ def init(backend=None, rank=None, size=None, coordinator=None, cluster_spec=None
             listener = rendezvous.open_coordinator_listener(address) if rank == 0 else None
             if listener is not None:
                 address = (address[0], listener.getsockname()[1])
+        abandon = elastic_rendezvous.membership_changed if elastic else None
         hosted = Coordinator(listener, size, job_token, fusion, cycle_ms / 1000.0,
-                             stall_seconds) if listener is not None else None
-        control = rendezvous.connect(address, rank)
+                             stall_seconds, start_timeout, abandon) \
+            if listener is not None else None
+        control = None
         try:
+            control = rendezvous.connect(address, rank, start_timeout, abandon)
             data_listener = None
             data_address = ("", 0)
             if backend == "native":
                 data_listener = rendezvous.open_coordinator_listener(
                     (control.getsockname()[0], 0))
                 data_address = data_listener.getsockname()
-            table = rendezvous.hello(control, rank, size, job_token, data_address)
+            table = rendezvous.hello(control, rank, size, job_token, data_address,
+                                     start_timeout)
             if backend == "native":
                 one_host = len({entry["host"] for entry in table}) == 1
                 plane = native.TcpMesh(rank, size, data_listener,
                                        [tuple(entry["data"]) for entry in table], job_token,
-                                       peer_timeout, rendezvous.START_TIMEOUT_SECONDS,
+                                       peer_timeout, start_timeout,
                                        shm_prefix=_shm_prefix(table, job_token)
                                        if one_host and shared_memory else None)
             else:
                 plane = mpi_plane.MpiPlane(mpi_comm)
         except BaseException:
-            control.close()
+            if control is not None:
+                control.close()
+            if hosted is not None:
+                hosted.close()
             raise
         _current = Communicator(backend, Topology(rank, [e["host"] for e in table]),
                                 control, plane, coordinator=hosted)

@@ -97,15 +97,24 @@ def new_token():
     return secrets.token_hex(16)
 
 
-def connect(address, rank, timeout=START_TIMEOUT_SECONDS):
-    """A connection to the coordinator, retried while rank 0 is still starting."""
+def connect(address, rank, timeout=START_TIMEOUT_SECONDS, abandon=None):
+    """A connection to the coordinator, retried while rank 0 is still starting (unless
+    `abandon()`, asked every half second, says it never will: an elastic job's membership
+    changed)."""
     deadline = time.monotonic() + timeout
+    next_check = time.monotonic() + 0.5
     while True:
         try:
             sock = socket.create_connection(address, timeout=5.0)
             wire.tune(sock)
             return sock
         except OSError as exc:
+            if abandon is not None and time.monotonic() > next_check:
+                next_check = time.monotonic() + 0.5
+                if abandon():
+                    raise errors.UnavailableError(None, None, f"Rank {rank}: the job's "
+                                                  "membership changed before rank 0 opened "
+                                                  "its coordinator") from None
             if time.monotonic() > deadline:
                 raise errors.UnavailableError(None, None, f"Rank {rank} cannot reach the "
                                               f"collective coordinator at {address[0]}:"
