@@ -301,3 +301,9 @@ from tensorweave import test  # noqa: E402,F401 - tf.test, last: it uses the who
 from tensorweave.ops.tensor_array import TensorArray  # noqa: E402,F401
 from tensorweave.ops.sequence_ops import reverse_sequence  # noqa: E402,F401
 from tensorweave.ops.map_fn_ops import map_fn, scan, foldl, foldr  # noqa: E402,F401
+
+# Ragged tensors (issue 14): tf.ragged, tf.RaggedTensor and the raw fill-empty-rows ops.
+from tensorweave import ragged  # noqa: E402,F401
+from tensorweave.ragged import RaggedTensor, RaggedTensorSpec  # noqa: E402,F401
+from tensorweave.ragged import (ragged_fill_empty_rows,  # noqa: E402,F401
+                                ragged_fill_empty_rows_grad)
