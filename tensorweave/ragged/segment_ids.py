@@ -4,6 +4,8 @@ A partition of `nvals` values into `nrows` rows is stored as `row_splits` (int64
 0 first, nvals last, non-decreasing); row_lengths, value_rowids (the row of each value, sorted),
 row_starts and row_limits are derived from it or turned into it here.
 """
+import numpy as np
+
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import convert_to_tensor
@@ -15,8 +17,13 @@ _INDEX_TYPES = (dtypes.int32, dtypes.int64)
 
 def as_index_vector(value, what, dtype=dtypes.int64):
     """`value` as a vector of `dtype` (int32 or int64 in; cast to dtype), or a clear error."""
-    tensor = convert_to_tensor(value, name=what) if hasattr(value, "dtype") else \
-        convert_to_tensor(value, dtype=dtype, name=what)
+    if hasattr(value, "dtype") and hasattr(value, "op"):
+        tensor = convert_to_tensor(value, name=what)
+    else:
+        array = np.asarray(value)
+        if array.size and array.dtype.kind not in "iu":
+            raise TypeError(f"RaggedTensor: {what} must be int32 or int64, got {array.dtype}")
+        tensor = convert_to_tensor(array.astype(np.int64), name=what)
     if tensor.dtype not in _INDEX_TYPES:
         raise TypeError(f"RaggedTensor: {what} must be int32 or int64, got {tensor.dtype.name}")
     if not tensor.shape.is_compatible_with([None]):
