@@ -150,6 +150,7 @@ def _concat_grad(op, grad):
 
 def _dynamic_concat_grad(grad, values, axis):
     from tensorweave.ops import math_ops
+    grad = convert_to_tensor(grad)  # a gather's IndexedSlices gradient: SplitV needs it dense
     # A negative axis cannot index the shape vectors: normalise it with the run-time rank.
     axis = math_ops.floormod(math_ops.cast(axis, dtypes.int32), array_ops.rank(grad))
     sizes = stack([gather(array_ops.shape(v), axis) for v in values])

@@ -86,7 +86,7 @@ def constant_value(pylist, dtype=None, ragged_rank=None, inner_shape=None,
     try:
         flat = np.array(level, dtype=np_dtype)
         if inner_shape is not None:
-            flat = flat.reshape((-1,) + tuple(inner_shape))
+            flat = flat.reshape((len(level),) + tuple(inner_shape))
         elif not level:
             flat = flat.reshape((0,) + (0,) * max(depth - 1 - ragged_rank, 0))
     except ValueError as exc:
