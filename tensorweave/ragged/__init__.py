@@ -20,3 +20,4 @@ from tensorweave.ragged.ragged_array_ops import (boolean_mask, stack,  # noqa: F
                                                  ragged_fill_empty_rows,
                                                  ragged_fill_empty_rows_grad)
 from tensorweave.ragged import ragged_conversion, ragged_getitem  # noqa: F401
+from tensorweave.ragged.ragged_sparse_ops import cross, cross_hashed  # noqa: F401
