@@ -22,6 +22,11 @@ class CompositeTensor:
         """[(component tensor, value part)] for feeding `value` in place of this composite."""
         raise NotImplementedError(type(self).__name__ + "._feed_components")
 
+    def _reduce(self, kind, axis, keepdims, name):
+        """The reduction `kind` ("Sum", "Mean", "Max", "Min", "Prod", "All", "Any") of this
+        value over `axis` (None: all of it)."""
+        raise TypeError(f"{type(self).__name__} does not support tf.reduce_{kind.lower()}")
+
     @classmethod
     def _elementwise(cls, op, operands, name):
         """Applies the elementwise `op(*tensors, name=name)` to operands of which at least one

@@ -5,9 +5,11 @@ operand is ragged. Ragged operands must share their row partition (checked at ru
 they are the same tensors); a dense operand must broadcast against one flat value (a scalar, or
 the inner dimensions), as TF requires for the cases it does not re-partition.
 """
+from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.ops import check_ops, control_flow_ops
+from tensorweave.ops import array_ops, check_ops, control_flow_ops, math_ops, slicing_ops
+from tensorweave.ragged import segment_ids
 from tensorweave.ragged.ragged_tensor import RaggedTensor
 from tensorweave.ragged.ragged_value import RaggedTensorValue
 
@@ -82,3 +84,72 @@ def map_flat_values(op, *args, **kwargs):
 def _as_ragged_tensor(value):
     from tensorweave.ragged.ragged_factory import constant_from_value
     return constant_from_value(value)
+
+
+# --- reductions (tf.reduce_* on a RaggedTensor) ------------------------------------------------
+def _segment_reduce(kind, data, ids, count):
+    """Per-segment reduction of data's rows; empty segments get TF's identity (0 for a sum,
+    the lowest/highest value for max/min, NaN for a mean of floats)."""
+    from tensorweave.ops import segment_ops
+    if kind in ("All", "Any"):
+        flags = math_ops.cast(data, dtypes.int32)
+        reduced = (segment_ops.unsorted_segment_min if kind == "All" else
+                   segment_ops.unsorted_segment_max)(flags, ids, count)
+        # An empty segment's min is the int32 maximum (True), its max the minimum (False),
+        # the identities of all and any.
+        return math_ops.greater(reduced, array_ops.zeros_like(reduced))
+    if kind == "Mean":
+        total = math_ops.unsorted_segment_sum(data, ids, count)
+        sizes = math_ops.unsorted_segment_sum(array_ops.ones_like(ids), ids, count)
+        while sizes.shape.ndims is not None and total.shape.ndims is not None and \
+                sizes.shape.ndims < total.shape.ndims:
+            sizes = array_ops.expand_dims(sizes, -1)
+        return math_ops.truediv(total, math_ops.cast(sizes, total.dtype))
+    function = {"Sum": math_ops.unsorted_segment_sum, "Max": segment_ops.unsorted_segment_max,
+                "Min": segment_ops.unsorted_segment_min,
+                "Prod": segment_ops.unsorted_segment_prod}[kind]
+    return function(data, ids, count)
+
+
+def reduce(rt, kind, axis, keepdims, name=None):
+    """tf.reduce_<kind>(rt, axis): None reduces every value; 0 reduces across rows (a dense
+    [longest row, ...] result for ragged_rank 1); 1 (the ragged axis of ragged_rank 1)
+    reduces each row to a dense [nrows, ...]; the innermost ragged axis of a deeper tensor
+    keeps the outer partition; axes past the ragged ones reduce the flat values."""
+    from tensorweave.ops import reduction_ops
+    reducer = {"Sum": reduction_ops.reduce_sum, "Mean": reduction_ops.reduce_mean,
+               "Max": reduction_ops.reduce_max, "Min": reduction_ops.reduce_min,
+               "Prod": reduction_ops.reduce_prod, "All": reduction_ops.reduce_all,
+               "Any": reduction_ops.reduce_any}[kind]
+    if keepdims:
+        raise ValueError(f"reduce_{kind.lower()} of a RaggedTensor: keepdims=True is not "
+                         "supported here")
+    with graph_lib.name_scope(name, f"RaggedReduce{kind}", [rt.flat_values]):
+        if axis is None:
+            return reducer(rt.flat_values)
+        if not isinstance(axis, int):
+            raise TypeError(f"reduce_{kind.lower()} of a RaggedTensor: axis must be a Python "
+                            f"int or None, got {axis!r}")
+        rank = rt.flat_values.shape.ndims
+        rank = None if rank is None else rank + rt.ragged_rank
+        if axis < 0:
+            if rank is None:
+                raise ValueError("reduce of a RaggedTensor: a negative axis needs a known rank")
+            axis += rank
+        if axis > rt.ragged_rank:
+            return rt.with_flat_values(reducer(rt.flat_values, axis=axis - rt.ragged_rank))
+        if axis == rt.ragged_rank and rt.ragged_rank > 1:
+            return rt.with_values(reduce(rt.values, kind, axis - 1, False))
+        if rt.ragged_rank != 1:
+            raise ValueError(f"reduce_{kind.lower()} of a RaggedTensor of ragged_rank "
+                             f"{rt.ragged_rank}: axis {axis} is not supported here (axes 0 "
+                             "and 1 need ragged_rank 1)")
+        if axis == 1:
+            return _segment_reduce(kind, rt.values, rt.value_rowids(), rt.nrows())
+        positions = math_ops.range_(array_ops.zeros([], dtypes.int64),
+                                    segment_ids.leading_size(rt.values),
+                                    array_ops.ones([], dtypes.int64)) - \
+            slicing_ops.gather(rt.row_starts(), rt.value_rowids())
+        longest = math_ops.reduce_max(slicing_ops.concat(
+            [rt.row_lengths(), array_ops.zeros([1], dtypes.int64)], 0))
+        return _segment_reduce(kind, rt.values, positions, longest)

@@ -198,6 +198,14 @@ class RaggedTensor(CompositeTensor):
             self._cached_row_lengths = segment_ids.row_lengths(self._row_splits)
         return self._cached_row_lengths
 
+    def nested_value_rowids(self, name=None):
+        """value_rowids of this tensor and of each ragged values tensor below it."""
+        rowids, values = [self.value_rowids()], self._values
+        while isinstance(values, RaggedTensor):
+            rowids.append(values.value_rowids())
+            values = values.values
+        return tuple(rowids)
+
     def nested_row_lengths(self, name=None):
         return tuple(segment_ids.row_lengths(splits) for splits in self.nested_row_splits)
 
@@ -266,6 +274,10 @@ class RaggedTensor(CompositeTensor):
                              f"value of ragged_rank {value.ragged_rank}")
         return list(zip(self._fetch_components(),
                         [value.flat_values] + list(value.nested_row_splits)))
+
+    def _reduce(self, kind, axis, keepdims, name):
+        from tensorweave.ragged import ragged_math
+        return ragged_math.reduce(self, kind, axis, keepdims, name)
 
     @classmethod
     def _elementwise(cls, op, operands, name):
