@@ -190,3 +190,117 @@ def string_split(source, sep=None, skip_empty=True, delimiter=None,
     tokens = string_ops.string_split(source, delimiter=delimiter, skip_empty=skip_empty,
                                      name=name)
     return from_sparse(tokens) if result_type == "RaggedTensor" else tokens
+
+
+# --- n-grams of ragged rows ---------------------------------------------------------------------
+def _int64_range(limit):
+    return math_ops.range_(convert_to_tensor(0, dtypes.int64), limit,
+                           convert_to_tensor(1, dtypes.int64))
+
+
+def _gathered_rows(pool, lengths, source_of):
+    """A RaggedTensor of rows of `lengths` whose cell (row r, position q) is
+    pool[source_of(r, q, row starts)] (vectors of every cell)."""
+    splits = segment_ids.lengths_to_splits(lengths)
+    rows = segment_ids.row_splits_to_segment_ids(splits)
+    positions = _int64_range(splits[-1]) - slicing_ops.gather(splits, rows)
+    return RaggedTensor.from_row_splits(slicing_ops.gather(pool, source_of(rows, positions)),
+                                        splits, validate=False)
+
+
+def _padded(rt, left, right, width):
+    """Each row with `width` copies of left before it and of right after it."""
+    lengths, starts = rt.row_lengths(), rt.row_starts()
+    nvals = segment_ids.leading_size(rt.values)
+    pool = slicing_ops.concat([rt.values, array_ops.reshape(convert_to_tensor(
+        left, dtypes.string), [1]), array_ops.reshape(convert_to_tensor(right, dtypes.string),
+                                                      [1])], 0)
+
+    def source(rows, positions):
+        inside = slicing_ops.gather(starts, rows) + positions - width
+        length = slicing_ops.gather(lengths, rows)
+        after = math_ops.greater_equal(positions, length + width)
+        return math_ops.select(math_ops.less(positions, width),
+                               array_ops.zeros_like(positions) + nvals,
+                               math_ops.select(after, array_ops.zeros_like(positions) + nvals
+                                               + 1, inside))
+    return _gathered_rows(pool, lengths + 2 * width, source)
+
+
+def _row_ngrams(rt, width, separator, preserve_short):
+    lengths, starts = rt.row_lengths(), rt.row_starts()
+    zero = array_ops.zeros_like(lengths)
+    counts = math_ops.maximum(lengths - (width - 1), zero)
+    pieces = []
+    for offset in range(width):
+        pieces.append(_gathered_rows(
+            rt.values, counts, lambda rows, positions, k=offset:
+            slicing_ops.gather(starts, rows) + positions + k).values)
+    grams = string_ops.string_join(pieces, separator=separator) if pieces else None
+    if not preserve_short:
+        return RaggedTensor.from_row_lengths(grams, counts, validate=False)
+    short = math_ops.logical_and(math_ops.equal(counts, zero), math_ops.greater(lengths, zero))
+    wholes = string_ops.unsorted_segment_join(rt.values, rt.value_rowids(), rt.nrows(),
+                                              separator=separator)
+    gram_starts = segment_ids.lengths_to_splits(counts)
+    ngrams_total = segment_ids.leading_size(grams)
+    pool = slicing_ops.concat([grams, wholes], 0)
+    out_lengths = counts + math_ops.cast(short, dtypes.int64)
+
+    def source(rows, positions):
+        return math_ops.select(slicing_ops.gather(short, rows), ngrams_total + rows,
+                               slicing_ops.gather(gram_starts, rows) + positions)
+    return _gathered_rows(pool, out_lengths, source)
+
+
+def _concat_in_rows(parts):
+    """Row r of the result is row r of every part, one after another."""
+    lengths = [p.row_lengths() for p in parts]
+    pool = slicing_ops.concat([p.values for p in parts], 0)
+    part_offsets = [convert_to_tensor(0, dtypes.int64)]
+    for p in parts[:-1]:
+        part_offsets.append(part_offsets[-1] + segment_ids.leading_size(p.values))
+    before = [math_ops.add_n(lengths[:i]) if i else array_ops.zeros_like(lengths[0])
+              for i in range(len(parts))]
+
+    def source(rows, positions):
+        chosen = array_ops.zeros_like(positions) - 1
+        for i, p in enumerate(parts):
+            local = positions - slicing_ops.gather(before[i], rows)
+            inside = math_ops.logical_and(
+                math_ops.greater_equal(local, array_ops.zeros_like(local)),
+                math_ops.less(local, slicing_ops.gather(lengths[i], rows)))
+            chosen = math_ops.select(inside, part_offsets[i] +
+                                     slicing_ops.gather(p.row_starts(), rows) + local, chosen)
+        return chosen
+    return _gathered_rows(pool, math_ops.add_n(lengths), source)
+
+
+def ngrams(data, ngram_width, separator=" ", pad_values=None, padding_width=None,
+           preserve_short_sequences=False, name=None):
+    """tf.strings.ngrams: a RaggedTensor's rows give ragged rows of n-grams (several widths
+    one after another in each row); a dense tensor goes to ops/string_ops.ngrams."""
+    if not isinstance(data, RaggedTensor):
+        return string_ops.ngrams(data, ngram_width, separator, pad_values, padding_width,
+                                 preserve_short_sequences, name)
+    widths = [int(w) for w in (ngram_width if isinstance(ngram_width, (list, tuple))
+                               else [ngram_width])]
+    if any(w < 1 for w in widths):
+        raise ValueError(f"ngrams: ngram_width must be positive, got {widths}")
+    if data.dtype != dtypes.string:
+        raise TypeError(f"ngrams: data must hold strings, got {data.dtype.name}")
+    with graph_lib.name_scope(name, "StringNGrams", []):
+        if isinstance(data.values, RaggedTensor):
+            return data.with_values(ngrams(data.values, ngram_width, separator, pad_values,
+                                           padding_width, preserve_short_sequences))
+        results = []
+        for width in widths:
+            rows = data
+            if pad_values is not None:
+                left, right = pad_values if isinstance(pad_values, (list, tuple)) else \
+                    (pad_values, pad_values)
+                pad = width - 1 if padding_width is None else int(padding_width)
+                if pad:
+                    rows = _padded(rows, left, right, pad)
+            results.append(_row_ngrams(rows, width, separator, preserve_short_sequences))
+        return results[0] if len(results) == 1 else _concat_in_rows(results)
