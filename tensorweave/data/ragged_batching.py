@@ -8,8 +8,6 @@ rows and every dimension up to the last unknown one (so [None] elements give [ba
 dense_to_sparse_batch: each element (one component, of row_shape's rank, at most row_shape in
 every dimension) becomes the row of a SparseTensor [batch] + row_shape holding all its values.
 """
-import itertools
-
 import numpy as np
 
 from tensorweave.framework import dtypes
@@ -17,6 +15,7 @@ from tensorweave.framework import errors
 from tensorweave.framework import tensor_shape
 from tensorweave.data import cardinality
 from tensorweave.data import structure
+from tensorweave.data.batching import element_groups
 from tensorweave.data.composite_specs import SparseTensorSpec
 from tensorweave.data.dataset import Dataset
 from tensorweave.data.structure import TensorSpec
@@ -55,19 +54,16 @@ class _DenseToRaggedBatchDataset(Dataset):
 
     def _elements(self, ctx):
         size = int(ctx.value(self._batch_size))
-        source = self._inputs[0]._elements(ctx)
+        groups = element_groups(self._inputs[0]._elements(ctx), size, self._drop_remainder)
         try:
-            while True:
-                elements = list(itertools.islice(source, size))
-                if not elements or (self._drop_remainder and len(elements) < size):
-                    return
+            for elements in groups:
                 batch = []
                 for k, spec in enumerate(self._input_specs):
                     parts = [np.asarray(element[k]) for element in elements]
                     batch.extend(self._batch_component(parts, spec))
                 yield tuple(batch)
         finally:
-            source.close()
+            groups.close()
 
     def _batch_component(self, parts, spec):
         if spec.shape.is_fully_defined():
@@ -125,15 +121,12 @@ class _DenseToSparseBatchDataset(Dataset):
         size = int(ctx.value(self._batch_size))
         if size < 1:
             raise ValueError(f"dense_to_sparse_batch: batch_size must be >= 1, got {size}")
-        source = self._inputs[0]._elements(ctx)
+        groups = element_groups(self._inputs[0]._elements(ctx), size, False)
         try:
-            while True:
-                elements = [np.asarray(e[0]) for e in itertools.islice(source, size)]
-                if not elements:
-                    return
-                yield self._sparse(elements)
+            for elements in groups:
+                yield self._sparse([np.asarray(e[0]) for e in elements])
         finally:
-            source.close()
+            groups.close()
 
     def _sparse(self, elements):
         rank = self._row_shape.ndims

@@ -433,6 +433,15 @@ def lookup_rows(weights, ids):
     return slicing_ops.gather(weights, math_ops.maximum(ids, constant(0, dtypes.int64)))
 
 
+def embed(weights, ids, combiner, max_norm=None, id_weights=None):
+    """The combined embedding rows of `ids` ([batch, n], -1 for none), each row clipped to
+    max_norm first."""
+    rows = lookup_rows(weights, ids)
+    if max_norm is not None:
+        rows = clip_ops.clip_by_norm(rows, max_norm, axes=[2])
+    return combine_rows(rows, ids, combiner, id_weights)
+
+
 class EmbeddingColumn(DenseColumn, collections.namedtuple(
         "EmbeddingColumn", ["categorical_column", "dimension", "combiner", "initializer",
                             "max_norm", "trainable"])):
@@ -450,10 +459,8 @@ class EmbeddingColumn(DenseColumn, collections.namedtuple(
             "embedding_weights", [self.categorical_column.num_buckets, self.dimension],
             dtype=dtypes.float32, initializer=self.initializer,
             trainable=self.trainable and trainable)
-        rows = lookup_rows(weights, ids)
-        if self.max_norm is not None:
-            rows = clip_ops.clip_by_norm(rows, self.max_norm, axes=[2])
-        return combine_rows(rows, ids, self.combiner, self.categorical_column.weights(cache))
+        return embed(weights, ids, self.combiner, self.max_norm,
+                     self.categorical_column.weights(cache))
 
 
 def embedding_column(categorical_column, dimension, combiner="mean", initializer=None,

@@ -12,15 +12,15 @@ features, and embeddings shared by several columns (columns.py has the base clas
 """
 import collections
 
-from tensorweave.feature_column.columns import (CategoricalColumn, DenseColumn, embedding_column,
-                                                _checked_values, _ids_of_feature, _matches,
-                                                _rank2, combine_rows, is_sparse, lookup_rows)
+from tensorweave.feature_column.columns import (CategoricalColumn, DenseColumn, embed,
+                                                embedding_column, _checked_values,
+                                                _ids_of_feature, _matches, _rank2, is_sparse)
 from tensorweave.framework import dtypes
 from tensorweave.framework import file_access, file_io
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import constant, convert_to_tensor
 from tensorweave.framework.sparse_tensor import SparseTensor
-from tensorweave.ops import array_ops, clip_ops, lookup_ops, math_ops, slicing_ops
+from tensorweave.ops import array_ops, lookup_ops, math_ops, slicing_ops
 from tensorweave.ops import sparse_cross_ops, string_ops, variable_scope
 from tensorweave.ops.indexing_ops import gather_nd, scatter_nd
 
@@ -210,22 +210,24 @@ class SharedEmbeddingColumn(DenseColumn, collections.namedtuple(
         return self.dimension
 
     def dense_tensor(self, cache, trainable=True):
-        # The first column built makes the variable; the others find it in the collection
-        # named after the group (TF 1.x's v1 shared embeddings).
-        shared = graph_lib.get_collection(self.shared_embedding_collection_name)
-        if shared:
-            weights = shared[0]
-        else:
-            weights = variable_scope.get_variable(
-                "embedding_weights", [self.categorical_column.num_buckets, self.dimension],
-                dtype=dtypes.float32, initializer=self.initializer,
-                trainable=self.trainable and trainable)
-            graph_lib.add_to_collection(self.shared_embedding_collection_name, weights)
-        ids = self.categorical_column.ids(cache)
-        rows = lookup_rows(weights, ids)
-        if self.max_norm is not None:
-            rows = clip_ops.clip_by_norm(rows, self.max_norm, axes=[2])
-        return combine_rows(rows, ids, self.combiner, self.categorical_column.weights(cache))
+        return embed(embedding_weights(self, trainable), self.categorical_column.ids(cache),
+                     self.combiner, self.max_norm, self.categorical_column.weights(cache))
+
+
+def embedding_weights(column, trainable):
+    """The weight matrix of an embedding column: its own variable, or, for a shared one, its
+    group's, which the first column built makes and the others find in the collection named
+    after the group (TF 1.x's shared embeddings)."""
+    group = getattr(column, "shared_embedding_collection_name", None)
+    if group and graph_lib.get_collection(group):
+        return graph_lib.get_collection(group)[0]
+    weights = variable_scope.get_variable(
+        "embedding_weights", [column.categorical_column.num_buckets, column.dimension],
+        dtype=dtypes.float32, initializer=column.initializer,
+        trainable=column.trainable and trainable)
+    if group:
+        graph_lib.add_to_collection(group, weights)
+    return weights
 
 
 def shared_embedding_columns(categorical_columns, dimension, combiner="mean", initializer=None,

@@ -16,15 +16,14 @@ from tensorweave.feature_column.columns import (CategoricalColumn, EmbeddingColu
                                                 categorical_column_with_hash_bucket,
                                                 categorical_column_with_identity,
                                                 categorical_column_with_vocabulary_list,
-                                                combine_rows, is_sparse, lookup_rows,
-                                                numeric_column)
+                                                embed, is_sparse, numeric_column)
 from tensorweave.feature_column.layers import _add_to, _variables_in
 from tensorweave.feature_column.more_columns import (SharedEmbeddingColumn,
-                                                     categorical_column_with_vocabulary_file)
+                                                     categorical_column_with_vocabulary_file,
+                                                     embedding_weights)
 from tensorweave.framework import dtypes
-from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import constant, convert_to_tensor
-from tensorweave.ops import array_ops, check_ops, clip_ops, control_flow_ops, math_ops
+from tensorweave.ops import array_ops, check_ops, control_flow_ops, math_ops
 from tensorweave.ops import reduction_ops, slicing_ops, sparse_ops, variable_scope
 from tensorweave.ops.indexing_ops import one_hot, scatter_nd
 
@@ -171,24 +170,10 @@ def sequence_numeric_column(key, shape=(1,), default_value=0.0, dtype=dtypes.flo
 def _embedded_steps(column, cache, trainable):
     """[batch, steps, dimension] of an embedding column over a sequence column."""
     ids, lengths = column.categorical_column.sequence_ids(cache)
-    if isinstance(column, SharedEmbeddingColumn):
-        shared = graph_lib.get_collection(column.shared_embedding_collection_name)
-        weights = shared[0] if shared else None
-    else:
-        weights = None
-    if weights is None:
-        weights = variable_scope.get_variable(
-            "embedding_weights", [column.categorical_column.num_buckets, column.dimension],
-            dtype=dtypes.float32, initializer=column.initializer,
-            trainable=column.trainable and trainable)
-        if isinstance(column, SharedEmbeddingColumn):
-            graph_lib.add_to_collection(column.shared_embedding_collection_name, weights)
     shape = array_ops.shape(ids, out_type=_INT64)
     flat_ids = array_ops.reshape(ids, slicing_ops.stack([shape[0] * shape[1], shape[2]]))
-    rows = lookup_rows(weights, flat_ids)
-    if column.max_norm is not None:
-        rows = clip_ops.clip_by_norm(rows, column.max_norm, axes=[2])
-    combined = combine_rows(rows, flat_ids, column.combiner)
+    combined = embed(embedding_weights(column, trainable), flat_ids, column.combiner,
+                     column.max_norm)
     return array_ops.reshape(combined, slicing_ops.stack(
         [shape[0], shape[1], constant(column.dimension, _INT64)])), lengths
 

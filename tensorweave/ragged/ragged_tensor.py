@@ -12,10 +12,10 @@ from tensorweave.framework.composite_tensor import CompositeTensor
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.ops import array_ops, math_ops, slicing_ops
 from tensorweave.ragged import segment_ids
-from tensorweave.ragged.ragged_value import RaggedTensorValue
+from tensorweave.ragged.ragged_value import RaggedNesting, RaggedTensorValue
 
 
-class RaggedTensor(CompositeTensor):
+class RaggedTensor(CompositeTensor, RaggedNesting):
     """Build one with a `RaggedTensor.from_*` factory, tf.ragged.constant or tf.ragged.range."""
 
     def __init__(self, values, row_splits, cached_row_lengths=None, cached_value_rowids=None,
@@ -124,25 +124,6 @@ class RaggedTensor(CompositeTensor):
     values = property(lambda self: self._values)
     row_splits = property(lambda self: self._row_splits)
     row_splits_dtype = property(lambda self: self._row_splits.dtype)
-
-    @property
-    def flat_values(self):
-        values = self._values
-        while isinstance(values, RaggedTensor):
-            values = values.values
-        return values
-
-    @property
-    def nested_row_splits(self):
-        splits, values = [self._row_splits], self._values
-        while isinstance(values, RaggedTensor):
-            splits.append(values.row_splits)
-            values = values.values
-        return tuple(splits)
-
-    @property
-    def ragged_rank(self):
-        return len(self.nested_row_splits)
 
     @property
     def dtype(self):

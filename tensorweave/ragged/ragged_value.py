@@ -6,7 +6,31 @@ from tensorweave.framework import dtypes
 from tensorweave.framework import tensor_shape
 
 
-class RaggedTensorValue:
+class RaggedNesting:
+    """The accessors of a nest of ragged levels, shared by RaggedTensor and its value: each
+    level has `values` (the next level, or the flat values) and `row_splits`."""
+
+    @property
+    def flat_values(self):
+        values = self.values
+        while isinstance(values, RaggedNesting):
+            values = values.values
+        return values
+
+    @property
+    def nested_row_splits(self):
+        splits, values = [self.row_splits], self.values
+        while isinstance(values, RaggedNesting):
+            splits.append(values.row_splits)
+            values = values.values
+        return tuple(splits)
+
+    @property
+    def ragged_rank(self):
+        return len(self.nested_row_splits)
+
+
+class RaggedTensorValue(RaggedNesting):
     """A ragged array held as NumPy arrays: `values` (an ndarray or a nested RaggedTensorValue)
     partitioned into rows by `row_splits`."""
 
@@ -22,25 +46,6 @@ class RaggedTensorValue:
 
     values = property(lambda self: self._values)
     row_splits = property(lambda self: self._row_splits)
-
-    @property
-    def flat_values(self):
-        values = self._values
-        while isinstance(values, RaggedTensorValue):
-            values = values.values
-        return values
-
-    @property
-    def nested_row_splits(self):
-        splits, value = [self._row_splits], self._values
-        while isinstance(value, RaggedTensorValue):
-            splits.append(value.row_splits)
-            value = value.values
-        return tuple(splits)
-
-    @property
-    def ragged_rank(self):
-        return len(self.nested_row_splits)
 
     @property
     def dtype(self):
