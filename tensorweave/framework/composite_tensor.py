@@ -28,10 +28,24 @@ class CompositeTensor:
         raise TypeError(f"{type(self).__name__} does not support tf.reduce_{kind.lower()}")
 
     @classmethod
+    def _dispatch(cls, function_name, args, kwargs):
+        """tf.<function_name>(*args, **kwargs) for arguments holding values of this class."""
+        raise TypeError(f"tf.{function_name} does not take a {cls.__name__}")
+
+    @classmethod
     def _elementwise(cls, op, operands, name):
         """Applies the elementwise `op(*tensors, name=name)` to operands of which at least one
         is of this class; NotImplemented when it cannot."""
         return NotImplemented
+
+
+def dispatch(function_name, values, args, kwargs):
+    """`function_name` (tf.concat, tf.stack, tf.gather) applied by the class of the first
+    composite among `values`, or NotImplemented when there is none."""
+    for value in values:
+        if isinstance(value, CompositeTensor):
+            return type(value)._dispatch(function_name, args, kwargs)
+    return NotImplemented
 
 
 def dispatch_elementwise(op, operands, name=None):

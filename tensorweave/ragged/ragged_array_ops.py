@@ -167,3 +167,85 @@ def ragged_fill_empty_rows_grad(reverse_index_map, grad_values, name=None):
         d_values = slicing_ops.gather(grad_values, reverse_index_map)
         d_default = reduction_ops.reduce_sum(grad_values) - reduction_ops.reduce_sum(d_values)
         return d_values, d_default
+
+
+# --- rows built by gathering; tf.concat / tf.gather / tf.stack of RaggedTensors ----------------
+def gathered_rows(pool, lengths, source_of):
+    """A RaggedTensor of rows of `lengths` whose cell (row r, position q) is
+    pool[source_of(r, q, row starts)] (vectors of every cell)."""
+    splits = segment_ids.lengths_to_splits(lengths)
+    rows = segment_ids.row_splits_to_segment_ids(splits)
+    positions = segment_ids.int64_range(splits[-1]) - slicing_ops.gather(splits, rows)
+    return RaggedTensor.from_row_splits(slicing_ops.gather(pool, source_of(rows, positions)),
+                                        splits, validate=False)
+
+
+def concat_in_rows(parts):
+    """Row r of the result is row r of every part, one after another."""
+    lengths = [p.row_lengths() for p in parts]
+    pool = slicing_ops.concat([p.values for p in parts], 0)
+    part_offsets = [convert_to_tensor(0, dtypes.int64)]
+    for p in parts[:-1]:
+        part_offsets.append(part_offsets[-1] + segment_ids.leading_size(p.values))
+    before = [math_ops.add_n(lengths[:i]) if i else array_ops.zeros_like(lengths[0])
+              for i in range(len(parts))]
+
+    def source(rows, positions):
+        chosen = array_ops.zeros_like(positions) - 1
+        for i, p in enumerate(parts):
+            local = positions - slicing_ops.gather(before[i], rows)
+            inside = math_ops.logical_and(
+                math_ops.greater_equal(local, array_ops.zeros_like(local)),
+                math_ops.less(local, slicing_ops.gather(lengths[i], rows)))
+            chosen = math_ops.select(inside, part_offsets[i] +
+                                     slicing_ops.gather(p.row_starts(), rows) + local, chosen)
+        return chosen
+    return gathered_rows(pool, math_ops.add_n(lengths), source)
+
+
+def concat(values, axis, name=None):
+    """tf.concat of RaggedTensors (and dense tensors of the same rank): axis 0 puts the rows
+    one after another, axis 1 joins the rows of equal-length inputs element by element."""
+    with graph_lib.name_scope(name, "RaggedConcat", []):
+        values = list(values)
+        ragged = [v for v in values if isinstance(v, RaggedTensor)]
+        rank = ragged[0].flat_values.shape.ndims
+        rank = None if rank is None else rank + ragged[0].ragged_rank
+        if axis < 0:
+            if rank is None:
+                raise ValueError("tf.concat of RaggedTensors: a negative axis needs a known rank")
+            axis += rank
+        parts = [v if isinstance(v, RaggedTensor) else
+                 from_tensor(_as_values(v), ragged_rank=ragged[0].ragged_rank) for v in values]
+        if axis == 0:
+            return _concat_rows(parts)
+        if axis == 1 and all(p.ragged_rank == 1 for p in parts):
+            static = {p.shape.as_tuple()[0] for p in parts} - {None}
+            if len(static) > 1:
+                raise ValueError(f"tf.concat of RaggedTensors on axis 1: the inputs' numbers "
+                                 f"of rows differ ({sorted(static)})")
+            nrows = [p.nrows() for p in parts]
+            checks = [check_ops.assert_equal(nrows[0], n, message="tf.concat of RaggedTensors "
+                                             "on axis 1: the inputs' numbers of rows differ")
+                      for n in nrows[1:]]
+            with graph_lib.get_default_graph().control_dependencies(checks):
+                return concat_in_rows(parts)
+        raise ValueError(f"tf.concat of RaggedTensors: axis {axis} is not supported here (0, "
+                         "or 1 for ragged_rank 1)")
+
+
+def dispatch(function_name, args, kwargs):
+    """tf.concat / tf.stack / tf.gather called with RaggedTensors."""
+    name = kwargs.get("name")
+    if function_name == "concat":
+        return concat(args[0], int(args[1]), name)
+    if function_name == "stack":
+        return stack(args[0], int(args[1]), name)
+    if kwargs.get("batch_dims") or kwargs.get("axis") not in (None, 0):
+        raise ValueError("tf.gather of a RaggedTensor: only axis=0 and batch_dims=0 (whole "
+                         "rows) are supported here")
+    indices = convert_to_tensor(args[1], name="indices")
+    if indices.shape.ndims != 1:
+        raise ValueError(f"tf.gather of a RaggedTensor: indices must be a vector, got "
+                         f"{indices.shape}")
+    return gather_rows(args[0], math_ops.cast(indices, dtypes.int64))

@@ -8,6 +8,7 @@ from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.ops import array_ops, math_ops, slicing_ops, string_ops, unicode_ops
 from tensorweave.ragged import segment_ids
+from tensorweave.ragged.ragged_array_ops import concat_in_rows, gathered_rows
 from tensorweave.ragged.ragged_conversion import from_sparse, from_tensor
 from tensorweave.ragged.ragged_tensor import RaggedTensor
 
@@ -193,21 +194,6 @@ def string_split(source, sep=None, skip_empty=True, delimiter=None,
 
 
 # --- n-grams of ragged rows ---------------------------------------------------------------------
-def _int64_range(limit):
-    return math_ops.range_(convert_to_tensor(0, dtypes.int64), limit,
-                           convert_to_tensor(1, dtypes.int64))
-
-
-def _gathered_rows(pool, lengths, source_of):
-    """A RaggedTensor of rows of `lengths` whose cell (row r, position q) is
-    pool[source_of(r, q, row starts)] (vectors of every cell)."""
-    splits = segment_ids.lengths_to_splits(lengths)
-    rows = segment_ids.row_splits_to_segment_ids(splits)
-    positions = _int64_range(splits[-1]) - slicing_ops.gather(splits, rows)
-    return RaggedTensor.from_row_splits(slicing_ops.gather(pool, source_of(rows, positions)),
-                                        splits, validate=False)
-
-
 def _padded(rt, left, right, width):
     """Each row with `width` copies of left before it and of right after it."""
     lengths, starts = rt.row_lengths(), rt.row_starts()
@@ -224,7 +210,7 @@ def _padded(rt, left, right, width):
                                array_ops.zeros_like(positions) + nvals,
                                math_ops.select(after, array_ops.zeros_like(positions) + nvals
                                                + 1, inside))
-    return _gathered_rows(pool, lengths + 2 * width, source)
+    return gathered_rows(pool, lengths + 2 * width, source)
 
 
 def _row_ngrams(rt, width, separator, preserve_short):
@@ -233,7 +219,7 @@ def _row_ngrams(rt, width, separator, preserve_short):
     counts = math_ops.maximum(lengths - (width - 1), zero)
     pieces = []
     for offset in range(width):
-        pieces.append(_gathered_rows(
+        pieces.append(gathered_rows(
             rt.values, counts, lambda rows, positions, k=offset:
             slicing_ops.gather(starts, rows) + positions + k).values)
     grams = string_ops.string_join(pieces, separator=separator) if pieces else None
@@ -250,30 +236,7 @@ def _row_ngrams(rt, width, separator, preserve_short):
     def source(rows, positions):
         return math_ops.select(slicing_ops.gather(short, rows), ngrams_total + rows,
                                slicing_ops.gather(gram_starts, rows) + positions)
-    return _gathered_rows(pool, out_lengths, source)
-
-
-def _concat_in_rows(parts):
-    """Row r of the result is row r of every part, one after another."""
-    lengths = [p.row_lengths() for p in parts]
-    pool = slicing_ops.concat([p.values for p in parts], 0)
-    part_offsets = [convert_to_tensor(0, dtypes.int64)]
-    for p in parts[:-1]:
-        part_offsets.append(part_offsets[-1] + segment_ids.leading_size(p.values))
-    before = [math_ops.add_n(lengths[:i]) if i else array_ops.zeros_like(lengths[0])
-              for i in range(len(parts))]
-
-    def source(rows, positions):
-        chosen = array_ops.zeros_like(positions) - 1
-        for i, p in enumerate(parts):
-            local = positions - slicing_ops.gather(before[i], rows)
-            inside = math_ops.logical_and(
-                math_ops.greater_equal(local, array_ops.zeros_like(local)),
-                math_ops.less(local, slicing_ops.gather(lengths[i], rows)))
-            chosen = math_ops.select(inside, part_offsets[i] +
-                                     slicing_ops.gather(p.row_starts(), rows) + local, chosen)
-        return chosen
-    return _gathered_rows(pool, math_ops.add_n(lengths), source)
+    return gathered_rows(pool, out_lengths, source)
 
 
 def ngrams(data, ngram_width, separator=" ", pad_values=None, padding_width=None,
@@ -303,4 +266,4 @@ def ngrams(data, ngram_width, separator=" ", pad_values=None, padding_width=None
                 if pad:
                     rows = _padded(rows, left, right, pad)
             results.append(_row_ngrams(rows, width, separator, preserve_short_sequences))
-        return results[0] if len(results) == 1 else _concat_in_rows(results)
+        return results[0] if len(results) == 1 else concat_in_rows(results)

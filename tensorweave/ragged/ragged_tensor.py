@@ -261,6 +261,11 @@ class RaggedTensor(CompositeTensor, RaggedNesting):
         return ragged_math.reduce(self, kind, axis, keepdims, name)
 
     @classmethod
+    def _dispatch(cls, function_name, args, kwargs):
+        from tensorweave.ragged import ragged_array_ops
+        return ragged_array_ops.dispatch(function_name, args, kwargs)
+
+    @classmethod
     def _elementwise(cls, op, operands, name):
         from tensorweave.ragged import ragged_math
         return ragged_math.elementwise(op, operands, name)

@@ -90,3 +90,9 @@ def validated_splits(splits, nvals):
                                        "of values"),
     ]
     return control_flow_ops.with_dependencies(checks, splits)
+
+
+def int64_range(limit):
+    """[0, 1, ..., limit - 1] as int64."""
+    return math_ops.range_(convert_to_tensor(0, dtypes.int64), limit,
+                           convert_to_tensor(1, dtypes.int64))
