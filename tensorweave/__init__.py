@@ -310,3 +310,5 @@ from tensorweave.ragged import (ragged_fill_empty_rows,  # noqa: E402,F401
 # tf.string_split with result_type='RaggedTensor' too (it replaces the SparseTensor-only one).
 from tensorweave.ragged.ragged_string_ops import string_split  # noqa: E402,F401,F811
 from tensorweave.data.composite_specs import SparseTensorSpec  # noqa: E402,F401
+from tensorweave.ragged.ragged_parsing import (parse_example,  # noqa: E402,F401,F811 - they
+                                               parse_single_example)  # take RaggedFeature too

@@ -32,7 +32,10 @@ def as_index_vector(value, what, dtype=dtypes.int64):
 
 
 def leading_size(tensor, dtype=dtypes.int64):
-    """The size of dimension 0 of `tensor` as a scalar of `dtype` (static when known)."""
+    """The size of dimension 0 of `tensor` (or the rows of a RaggedTensor) as a scalar of
+    `dtype` (static when known)."""
+    if hasattr(tensor, "nrows"):
+        return math_ops.cast(tensor.nrows(), dtype)
     static = tensor.shape.as_tuple()[0] if tensor.shape.ndims else None
     if static is not None:
         return convert_to_tensor(static, dtype=dtype)

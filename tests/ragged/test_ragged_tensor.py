@@ -43,7 +43,10 @@ def test_nested_factories_agree():
     by_lengths = tf.RaggedTensor.from_nested_row_lengths(flat, [[2, 0, 3], [2, 1, 3, 0, 1]])
     by_rowids = tf.RaggedTensor.from_nested_value_rowids(
         flat, [[0, 0, 2, 2, 2], [0, 0, 1, 2, 2, 2, 4]], nested_nrows=[3, 5])
-    for rt in (by_splits, by_lengths, by_rowids):
+    inner = tf.ragged.constant([[1, 2], [3], [4, 5, 6], [], [7]])
+    by_ragged_values = tf.RaggedTensor.from_row_starts(
+        tf.RaggedTensor.from_row_splits(inner, [0, 2, 2, 5]).values, [0, 2, 2])
+    for rt in (by_splits, by_lengths, by_rowids, by_ragged_values):
         assert rt.ragged_rank == 2
         assert run(rt).to_list() == NESTED
 
