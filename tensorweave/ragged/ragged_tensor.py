@@ -111,13 +111,16 @@ class RaggedTensor(CompositeTensor, RaggedNesting):
                                 flat_values, pairs, name, "from_nested_value_rowids")
 
     @classmethod
-    def from_tensor(cls, tensor, lengths=None, padding=None, ragged_rank=1, name=None):
+    def from_tensor(cls, tensor, lengths=None, padding=None, ragged_rank=1, name=None,
+                    row_splits_dtype=dtypes.int64):
         from tensorweave.ragged import ragged_conversion
+        _check_splits_dtype(row_splits_dtype)
         return ragged_conversion.from_tensor(tensor, lengths, padding, ragged_rank, name)
 
     @classmethod
-    def from_sparse(cls, st_input, name=None):
+    def from_sparse(cls, st_input, name=None, row_splits_dtype=dtypes.int64):
         from tensorweave.ragged import ragged_conversion
+        _check_splits_dtype(row_splits_dtype)
         return ragged_conversion.from_sparse(st_input, name)
 
     # --- the partition and the values ------------------------------------------------------
@@ -279,6 +282,13 @@ class RaggedTensor(CompositeTensor, RaggedNesting):
 
     def __bool__(self):
         raise TypeError("A RaggedTensor has no truth value in graph mode")
+
+
+def _check_splits_dtype(dtype):
+    """Row splits are held as int64 here; int32 is accepted as a request (values fit)."""
+    if dtypes.as_dtype(dtype) not in (dtypes.int32, dtypes.int64):
+        raise ValueError(f"RaggedTensor: row_splits_dtype must be int32 or int64, got "
+                         f"{dtypes.as_dtype(dtype).name}")
 
 
 def _as_values(values):
