@@ -257,6 +257,16 @@ def test_placeholder_feed_and_fetch():
         run(ph, {ph: [[1.0]]})
 
 
+def test_make_callable_and_nested_fetches_rebuild_ragged_values():
+    flat = tf.placeholder(tf.float32, [None])
+    rt = tf.RaggedTensor.from_row_lengths(flat, [1, 2])
+    with tf.Session() as session:
+        doubled = session.make_callable(rt * 2.0, [flat])
+        assert doubled([1.0, 2.0, 3.0]).to_list() == [[2.0], [4.0, 6.0]]
+        got = session.run({"a": [rt, rt.row_lengths()]}, {flat: [4.0, 5.0, 6.0]})
+    assert got["a"][0].to_list() == [[4.0], [5.0, 6.0]] and got["a"][1].tolist() == [1, 2]
+
+
 def test_to_list_and_eval_use_the_default_session():
     rt = tf.ragged.constant([[1, 2], [], [3]])
     with tf.Session().as_default():
