@@ -1,12 +1,15 @@
-"""Element specs whose values are made of several components: tf.RaggedTensorSpec and
-tf.SparseTensorSpec (tf.data.experimental.RaggedTensorStructure / SparseTensorStructure).
+"""Element specs whose values are made of several components: tf.RaggedTensorSpec,
+tf.SparseTensorSpec and TensorArraySpec (tf.data.experimental.RaggedTensorStructure /
+SparseTensorStructure / TensorArrayStructure).
 
 Inside a pipeline such an element travels as its components (a RaggedTensor as its flat values
 and one row_splits vector per ragged dimension, a SparseTensor as indices, values and
 dense_shape); structure.flatten expands the spec into their TensorSpecs, and pack_as rebuilds
-the RaggedTensor or SparseTensor from the tensors an iterator returns. Datasets of such
-elements come from dense_to_ragged_batch and dense_to_sparse_batch; transformations that
-rebuild specs component by component (batch, unbatch, map, ...) refuse them clearly.
+the value from the tensors an iterator returns (a TensorArray travels as its flow). Datasets
+of ragged and sparse elements come from dense_to_ragged_batch and dense_to_sparse_batch;
+no transformation makes TensorArray elements (its spec describes the type only);
+transformations that rebuild specs component by component (batch, unbatch, map, ...) refuse
+such elements clearly.
 """
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
@@ -54,7 +57,52 @@ class SparseTensorSpec(TypeSpec):
         return f"SparseTensorSpec(TensorShape({self.shape}), tf.{self.dtype.name})"
 
 
-COMPOSITE_SPECS = (RaggedTensorSpec, SparseTensorSpec)
+class TensorArraySpec(TypeSpec):
+    """The element shape, dtype, dynamic_size and infer_shape of a TensorArray; its value is
+    carried as the TensorArray's flow (the elements stacked, ops/tensor_array.py)."""
+
+    __slots__ = ("element_shape", "dtype", "dynamic_size", "infer_shape")
+
+    def __init__(self, element_shape=None, dtype=dtypes.float32, dynamic_size=False,
+                 infer_shape=True):
+        self.element_shape = tensor_shape.as_shape(element_shape) \
+            if element_shape is not None else tensor_shape.unknown_shape()
+        self.dtype = dtypes.as_dtype(dtype)
+        self.dynamic_size = bool(dynamic_size)
+        self.infer_shape = bool(infer_shape)
+
+    @property
+    def value_type(self):
+        from tensorweave.ops.tensor_array import TensorArray
+        return TensorArray
+
+    @classmethod
+    def from_value(cls, value):
+        return cls(value.element_shape, value.dtype, value.dynamic_size)
+
+    def is_compatible_with(self, other):
+        if not isinstance(other, TensorArraySpec):
+            other = TensorArraySpec.from_value(other)
+        return (self.dtype == other.dtype and self.dynamic_size == other.dynamic_size and
+                self.element_shape.is_compatible_with(other.element_shape))
+
+    def _key(self):
+        shape = self.element_shape
+        return (shape.as_list() if shape.ndims is not None else None, self.dtype,
+                self.dynamic_size, self.infer_shape)
+
+    def __eq__(self, other):
+        return isinstance(other, TensorArraySpec) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(repr(self._key()))
+
+    def __repr__(self):
+        return (f"TensorArraySpec(TensorShape({self.element_shape}), tf.{self.dtype.name}, "
+                f"dynamic_size={self.dynamic_size}, infer_shape={self.infer_shape})")
+
+
+COMPOSITE_SPECS = (RaggedTensorSpec, SparseTensorSpec, TensorArraySpec)
 
 
 def is_composite_spec(spec):
@@ -63,6 +111,10 @@ def is_composite_spec(spec):
 
 def component_specs(spec):
     """The TensorSpecs of the components that carry a value of `spec`."""
+    if isinstance(spec, TensorArraySpec):
+        shape = spec.element_shape
+        return [TensorSpec(tensor_shape.unknown_shape() if shape.ndims is None
+                           else [None] + shape.as_list(), spec.dtype)]
     if isinstance(spec, SparseTensorSpec):
         rank = spec.shape.ndims
         return [TensorSpec([None, rank], dtypes.int64), TensorSpec([None], spec.dtype),
@@ -82,6 +134,10 @@ def from_components(spec, tensors, what="tf.data"):
                         "iterated, repeated, taken, skipped, shuffled and prefetched)")
     if isinstance(spec, SparseTensorSpec):
         return SparseTensor(*tensors)
+    if isinstance(spec, TensorArraySpec):
+        from tensorweave.ops.tensor_array import TensorArray
+        return TensorArray(spec.dtype, dynamic_size=spec.dynamic_size, flow=tensors[0],
+                           infer_shape=spec.infer_shape, element_shape=spec.element_shape)
     return RaggedTensor.from_nested_row_splits(tensors[0], list(tensors[1:]), validate=False)
 
 
@@ -97,3 +153,8 @@ def RaggedTensorStructure(dtype, shape, ragged_rank):  # noqa: N802 - TF's name
 def SparseTensorStructure(dtype, shape):  # noqa: N802 - TF's name
     """tf.data.experimental.SparseTensorStructure: a SparseTensorSpec."""
     return SparseTensorSpec(shape, dtype)
+
+
+def TensorArrayStructure(dtype, element_shape, dynamic_size, infer_shape=True):  # noqa: N802
+    """tf.data.experimental.TensorArrayStructure: a TensorArraySpec."""
+    return TensorArraySpec(element_shape, dtype, dynamic_size, infer_shape)

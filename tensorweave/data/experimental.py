@@ -36,4 +36,4 @@ from tensorweave.data.sql_dataset import SqlDataset  # noqa: F401
 from tensorweave.data.ragged_batching import (dense_to_ragged_batch,  # noqa: F401
                                               dense_to_sparse_batch)
 from tensorweave.data.composite_specs import (RaggedTensorStructure,  # noqa: F401
-                                              SparseTensorStructure)
+                                              SparseTensorStructure, TensorArrayStructure)

@@ -105,3 +105,18 @@ def test_structure_constructors():
     assert sparse.is_compatible_with(tf.SparseTensor([[0, 1]], tf.constant([1], tf.int64),
                                                      [3, 4]))
     assert not sparse.is_compatible_with(tf.SparseTensorSpec([None, 5], tf.int64))
+
+
+def test_tensor_array_structure_describes_and_rebuilds_tensor_arrays():
+    from tensorweave.data import structure
+    spec = experimental.TensorArrayStructure(tf.float32, [2], dynamic_size=False)
+    array = tf.TensorArray(tf.float32, size=3, element_shape=[2])
+    assert spec.is_compatible_with(array) and spec.value_type is tf.TensorArray
+    assert not spec.is_compatible_with(tf.TensorArray(tf.int32, size=1, element_shape=[2]))
+    components = structure.flatten(spec)
+    assert [c.shape.as_list() for c in components] == [[None, 2]]
+    flow = tf.constant(np.arange(6.0, dtype=np.float32).reshape(3, 2))
+    rebuilt = structure.pack_as(spec, [flow])
+    assert isinstance(rebuilt, tf.TensorArray)
+    with tf.Session() as session:
+        np.testing.assert_array_equal(session.run(rebuilt.read(1)), [2.0, 3.0])
