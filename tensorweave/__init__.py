@@ -304,6 +304,17 @@ from tensorweave.ops.tensor_array import TensorArray  # noqa: E402,F401
 from tensorweave.ops.sequence_ops import reverse_sequence  # noqa: E402,F401
 from tensorweave.ops.map_fn_ops import map_fn, scan, foldl, foldr  # noqa: E402,F401
 
+# Ragged tensors (issue 14): tf.ragged, tf.RaggedTensor and the raw fill-empty-rows ops.
+from tensorweave import ragged  # noqa: E402,F401
+from tensorweave.ragged import RaggedTensor, RaggedTensorSpec  # noqa: E402,F401
+from tensorweave.ragged import (ragged_fill_empty_rows,  # noqa: E402,F401
+                                ragged_fill_empty_rows_grad)
+# tf.string_split with result_type='RaggedTensor' too (it replaces the SparseTensor-only one).
+from tensorweave.ragged.ragged_string_ops import string_split  # noqa: E402,F401,F811
+from tensorweave.data.composite_specs import SparseTensorSpec  # noqa: E402,F401
+from tensorweave.ragged.ragged_parsing import (parse_example,  # noqa: E402,F401,F811 - they
+                                               parse_single_example)  # take RaggedFeature too
+
 # TF 1.x's own module paths (`tensorflow.python.framework.ops`, `tensorflow.core...._pb2`),
 # which programs import directly, answered from these namespaces (compat/source_paths.py).
 _TENSORWEAVE_ROOT = True

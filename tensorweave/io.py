@@ -28,3 +28,6 @@ from tensorweave.ops.sequence_parsing_ops import (  # noqa: F401
     parse_example)
 from tensorweave.ops.compat_ops_more import decode_json_example  # noqa: F401
 from tensorweave.ops.proto_ops import decode_proto, encode_proto  # noqa: F401
+from tensorweave.ragged.ragged_parsing import (RaggedFeature,  # noqa: F401,F811 - these
+                                               parse_example,  # parse RaggedFeature too
+                                               parse_single_example)

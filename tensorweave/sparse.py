@@ -26,3 +26,6 @@ from tensorweave.ops.sparse_compose_ops import (expand_dims, eye, from_dense,  #
                                                 sparse_segment_mean as segment_mean,
                                                 sparse_segment_sqrt_n as segment_sqrt_n)
 from tensorweave.ops.sparse_compose_ops import sparse_mask as mask  # noqa: F401
+from tensorweave.ops.sparse_cross_ops import (sparse_cross as cross,  # noqa: F401
+                                              sparse_cross_hashed as cross_hashed)
+from tensorweave.ragged.ragged_sparse_ops import bincount  # noqa: F401

@@ -1,6 +1,6 @@
 """`tf.strings`: re-exports."""
 from tensorweave.ops.string_ops import (as_string, lower, reduce_join, regex_full_match,  # noqa: F401
-                                        regex_replace, split, substr, unicode_transcode,
+                                        regex_replace, substr, unicode_transcode,
                                         unsorted_segment_join, upper)
 from tensorweave.ops.string_ops import string_join as join  # noqa: F401
 from tensorweave.ops.string_ops import string_length as length  # noqa: F401
@@ -11,4 +11,6 @@ from tensorweave.ops.string_ops import string_to_hash_bucket as to_hash_bucket  
 from tensorweave.ops.string_ops import (  # noqa: F401
     string_to_hash_bucket_fast as to_hash_bucket_fast,
     string_to_hash_bucket_strong as to_hash_bucket_strong)
-from tensorweave.ops.string_ops import ngrams  # noqa: F401
+from tensorweave.ragged.ragged_string_ops import (  # noqa: F401
+    bytes_split, ngrams, split, unicode_decode, unicode_decode_with_offsets, unicode_encode,
+    unicode_script, unicode_split, unicode_split_with_offsets)

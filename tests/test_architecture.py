@@ -21,6 +21,9 @@ LAYERS = {
     "framework": 0, "platform": 0,
     "ops": 1, "kernels": 1,
     "runtime": 2,
+    # RaggedTensor is composed of graph ops (L1); runtime meets it only through
+    # framework/composite_tensor.py, so the two L2 siblings never import each other.
+    "ragged": 2,
     "distributed": 3, "collective": 3,
     "train": 4, "data": 4, "summary": 4, "layers": 4, "losses": 4, "metrics": 4,
     "feature_column": 4, "distributions": 4,

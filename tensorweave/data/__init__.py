@@ -17,9 +17,11 @@ Limits, by design:
 - Prefetch and parallel-map threads are daemons; a prefetch thread stops when its iterator is
   re-initialized or collected with its session. interleave and num_parallel_reads interleave
   deterministically but read sequentially.
-- Elements are nests of dense tensors: SparseTensor, RaggedTensor and TensorArray elements
-  (dense_to_sparse_batch, dense_to_ragged_batch and their Structure names) are refused, and an
-  Optional is a (has_value, components) pair rather than a variant tensor (optional.py).
+- Elements are nests of dense tensors, except that dense_to_ragged_batch and
+  dense_to_sparse_batch make RaggedTensor / SparseTensor elements, which travel as their
+  components and can be iterated, repeated, taken, shuffled and prefetched, not re-batched or
+  mapped (composite_specs.py); TensorArray elements are refused, and an Optional is a
+  (has_value, components) pair rather than a variant tensor (optional.py).
 - tf.data.Options are validated and merged as TF does; deterministic and
   threading.private_threadpool_size change how a parallel map runs, the performance-only
   options are accepted and not consulted (options.py says which).

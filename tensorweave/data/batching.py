@@ -54,13 +54,24 @@ class BatchDataset(Dataset):
         yield from stacked_batches(self._inputs[0]._elements(ctx), size, self._drop_remainder)
 
 
-def stacked_batches(source, batch_size, drop_remainder):
-    """Batches made by stacking the elements of `source` one by one."""
+def element_groups(source, batch_size, drop_remainder):
+    """Lists of `batch_size` consecutive elements of `source` (the last one shorter unless
+    drop_remainder); closes `source` when done."""
     try:
         while True:
             elements = list(itertools.islice(source, batch_size))
             if not elements or (drop_remainder and len(elements) < batch_size):
                 return
+            yield elements
+    finally:
+        source.close()
+
+
+def stacked_batches(source, batch_size, drop_remainder):
+    """Batches made by stacking the elements of `source` one by one."""
+    groups = element_groups(source, batch_size, drop_remainder)
+    try:
+        for elements in groups:
             try:
                 yield tuple([np.stack(parts) for parts in zip(*elements)])
             except ValueError:
@@ -69,7 +80,7 @@ def stacked_batches(source, batch_size, drop_remainder):
                                  f"{shapes}; use padded_batch() for variable-size "
                                  "elements") from None
     finally:
-        source.close()
+        groups.close()
 
 
 class PaddedBatchDataset(Dataset):
@@ -127,16 +138,13 @@ class PaddedBatchDataset(Dataset):
         pad_values = [structure.to_component(ctx.value(value), TensorSpec([], spec.dtype),
                                              "padded_batch(): padding_values")
                       for value, spec in zip(self._pad_values, self._inputs[0]._flat_specs())]
-        source = self._inputs[0]._elements(ctx)
+        groups = element_groups(self._inputs[0]._elements(ctx), size, self._drop_remainder)
         try:
-            while True:
-                elements = list(itertools.islice(source, size))
-                if not elements or (self._drop_remainder and len(elements) < size):
-                    return
+            for elements in groups:
                 yield tuple(self._pad(index, parts, pad_values[index]) for index, parts in
                             enumerate(zip(*elements)))
         finally:
-            source.close()
+            groups.close()
 
     def _pad(self, index, parts, pad_value):
         fixed, _ = self._padded[index]

@@ -33,3 +33,7 @@ from tensorweave.data.transformations import SHARD_HINT  # noqa: F401
 from tensorweave.data.optional import (Optional, OptionalSpec,  # noqa: F401
                                        OptionalSpec as OptionalStructure, get_next_as_optional)
 from tensorweave.data.sql_dataset import SqlDataset  # noqa: F401
+from tensorweave.data.ragged_batching import (dense_to_ragged_batch,  # noqa: F401
+                                              dense_to_sparse_batch)
+from tensorweave.data.composite_specs import (RaggedTensorStructure,  # noqa: F401
+                                              SparseTensorStructure, TensorArrayStructure)

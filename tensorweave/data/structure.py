@@ -69,12 +69,22 @@ def is_nested(value):
     return isinstance(value, (tuple, dict))
 
 
+def _composites():
+    # composite_specs builds on this module's TensorSpec, so it is imported when first needed.
+    from tensorweave.data import composite_specs
+    return composite_specs
+
+
 def flatten(nest):
-    """The leaves of `nest` in canonical order."""
+    """The leaves of `nest` in canonical order; a RaggedTensorSpec or SparseTensorSpec leaf
+    stands for the TensorSpecs of its components (composite_specs.py)."""
     if isinstance(nest, dict):
         return [leaf for key in sorted(nest) for leaf in flatten(nest[key])]
     if isinstance(nest, tuple):
         return [leaf for item in nest for leaf in flatten(item)]
+    composites = _composites()
+    if composites.is_composite_spec(nest):
+        return composites.component_specs(nest)
     return [nest]
 
 
@@ -91,6 +101,12 @@ def pack_as(template, flat):
             return type(node)(*[build(item) for item in node])
         if isinstance(node, tuple):
             return tuple(build(item) for item in node)
+        composites = _composites()
+        if composites.is_composite_spec(node):
+            count = len(composites.component_specs(node))
+            parts = flat[position[0]:position[0] + count]
+            position[0] += count
+            return composites.from_components(node, parts)
         value = flat[position[0]]
         position[0] += 1
         return value
@@ -147,16 +163,27 @@ def spec_of(value):
     return TensorSpec(np.shape(value), dtypes.as_dtype(np.asarray(value).dtype))
 
 
+def _map_specs(fn, nest):
+    """fn of every spec leaf, a composite spec being one leaf (its dtype, shape, class)."""
+    if isinstance(nest, dict):
+        return {key: _map_specs(fn, item) for key, item in nest.items()}
+    if _is_namedtuple(nest):
+        return type(nest)(*[_map_specs(fn, item) for item in nest])
+    if isinstance(nest, tuple):
+        return tuple(_map_specs(fn, item) for item in nest)
+    return fn(nest)
+
+
 def types_of(spec):
-    return map_structure(lambda s: s.dtype, spec)
+    return _map_specs(lambda s: s.dtype, spec)
 
 
 def shapes_of(spec):
-    return map_structure(lambda s: s.shape, spec)
+    return _map_specs(lambda s: s.shape, spec)
 
 
 def classes_of(spec):
-    return map_structure(lambda s: graph_lib.Tensor, spec)
+    return _map_specs(_composites().value_class, spec)
 
 
 def spec_from_types_and_shapes(output_types, output_shapes=None):

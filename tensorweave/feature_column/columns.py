@@ -95,6 +95,10 @@ class CategoricalColumn:
     def ids(self, cache):
         raise NotImplementedError
 
+    def weights(self, cache):
+        """[batch, n] float32 weights of the ids, or None when every id weighs 1."""
+        return None
+
 
 class NumericColumn(DenseColumn, collections.namedtuple(
         "NumericColumn", ["key", "shape", "default_value", "dtype", "normalizer_fn"])):
@@ -389,7 +393,11 @@ class IndicatorColumn(DenseColumn, collections.namedtuple("IndicatorColumn",
 
     def dense_tensor(self, cache, trainable=True):
         ids = self.categorical_column.ids(cache)  # -1 one-hots to all zeros
-        return reduction_ops.reduce_sum(one_hot(ids, self.variable_dimension), 1)
+        hot = one_hot(ids, self.variable_dimension)
+        weights = self.categorical_column.weights(cache)
+        if weights is not None:  # a weighted column sums its weights per id
+            hot = hot * array_ops.expand_dims(weights, -1)
+        return reduction_ops.reduce_sum(hot, 1)
 
 
 def indicator_column(categorical_column):
@@ -399,22 +407,39 @@ def indicator_column(categorical_column):
     return IndicatorColumn(categorical_column)
 
 
-def combine_rows(rows, ids, combiner):
+def combine_rows(rows, ids, combiner, weights=None):
     """Combines the rows picked by `ids` ([batch, n] with -1 for none): rows is
-    [batch, n, d]; 'sum', 'mean' (over the valid ids) or 'sqrtn' (sum / sqrt(count))."""
+    [batch, n, d]; 'sum', 'mean' (over the valid ids) or 'sqrtn' (sum / sqrt(count)). With
+    `weights` ([batch, n]), TF's weighted forms: sum(w row), sum(w row) / sum(w),
+    sum(w row) / sqrt(sum(w^2))."""
     valid = math_ops.cast(math_ops.greater_equal(ids, constant(0, dtypes.int64)),
                           rows.dtype)
+    if weights is not None:
+        valid = valid * math_ops.cast(weights, rows.dtype)
     total = reduction_ops.reduce_sum(rows * array_ops.expand_dims(valid, -1), 1)
     if combiner == "sum":
         return total
-    count = math_ops.maximum(reduction_ops.reduce_sum(valid, 1, keepdims=True),
-                             constant(1.0, rows.dtype))
-    return total / (count if combiner == "mean" else math_ops.sqrt(count))
+    if combiner == "mean":
+        count = reduction_ops.reduce_sum(valid, 1, keepdims=True)
+    else:
+        count = math_ops.sqrt(reduction_ops.reduce_sum(valid * valid, 1, keepdims=True))
+    safe = math_ops.where(math_ops.greater(count, array_ops.zeros_like(count)), count,
+                          array_ops.ones_like(count))
+    return total / safe
 
 
 def lookup_rows(weights, ids):
     """weights[ids] with -1 ids reading row 0 (masked out by combine_rows)."""
     return slicing_ops.gather(weights, math_ops.maximum(ids, constant(0, dtypes.int64)))
+
+
+def embed(weights, ids, combiner, max_norm=None, id_weights=None):
+    """The combined embedding rows of `ids` ([batch, n], -1 for none), each row clipped to
+    max_norm first."""
+    rows = lookup_rows(weights, ids)
+    if max_norm is not None:
+        rows = clip_ops.clip_by_norm(rows, max_norm, axes=[2])
+    return combine_rows(rows, ids, combiner, id_weights)
 
 
 class EmbeddingColumn(DenseColumn, collections.namedtuple(
@@ -434,10 +459,8 @@ class EmbeddingColumn(DenseColumn, collections.namedtuple(
             "embedding_weights", [self.categorical_column.num_buckets, self.dimension],
             dtype=dtypes.float32, initializer=self.initializer,
             trainable=self.trainable and trainable)
-        rows = lookup_rows(weights, ids)
-        if self.max_norm is not None:
-            rows = clip_ops.clip_by_norm(rows, self.max_norm, axes=[2])
-        return combine_rows(rows, ids, self.combiner)
+        return embed(weights, ids, self.combiner, self.max_norm,
+                     self.categorical_column.weights(cache))
 
 
 def embedding_column(categorical_column, dimension, combiner="mean", initializer=None,

@@ -83,7 +83,8 @@ def linear_model(features, feature_columns, units=1, sparse_combiner="sum",
                         "weights", [column.num_buckets, units], dtype=dtypes.float32,
                         initializer=init_ops.zeros_initializer(), trainable=trainable)
                     ids = column.ids(cache)
-                    terms.append(combine_rows(lookup_rows(weights, ids), ids, sparse_combiner))
+                    terms.append(combine_rows(lookup_rows(weights, ids), ids, sparse_combiner,
+                                              column.weights(cache)))
                 else:
                     weights = variable_scope.get_variable(
                         "weights", [column.variable_dimension, units], dtype=dtypes.float32,

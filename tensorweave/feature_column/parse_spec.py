@@ -2,14 +2,20 @@
 variants: the tf.parse_example feature spec that gives every column its input.
 
 A numeric column reads a FixedLenFeature of its shape and dtype (with its default_value);
-vocabulary-list, hash-bucket and identity columns read a VarLenFeature (any number of values per example,
-a SparseTensor once parsed); bucketized, indicator and embedding columns read what their
-source column reads.
+vocabulary-list/-file, hash-bucket and identity columns read a VarLenFeature (any number of
+values per example, a SparseTensor once parsed), so do sequence columns, a weighted column's
+weights and a crossed column's string keys; bucketized, indicator, (shared) embedding and
+weighted columns read what their source column reads.
 """
 from tensorweave.feature_column.columns import (BucketizedColumn, EmbeddingColumn,
                                                 HashedCategoricalColumn,
                                                 IdentityCategoricalColumn, IndicatorColumn,
                                                 NumericColumn, VocabularyListCategoricalColumn)
+from tensorweave.feature_column.more_columns import (CrossedColumn, SharedEmbeddingColumn,
+                                                     VocabularyFileCategoricalColumn,
+                                                     WeightedCategoricalColumn)
+from tensorweave.feature_column.sequence_columns import (SequenceCategoricalColumn,
+                                                         SequenceNumericColumn)
 from tensorweave.framework import dtypes
 from tensorweave.ops.parsing_ops import FixedLenFeature, VarLenFeature
 
@@ -23,8 +29,23 @@ def _spec_of(column):
         return {column.key: VarLenFeature(dtypes.int64)}
     if isinstance(column, BucketizedColumn):
         return _spec_of(column.source_column)
-    if isinstance(column, (IndicatorColumn, EmbeddingColumn)):
+    if isinstance(column, (IndicatorColumn, EmbeddingColumn, SharedEmbeddingColumn,
+                           SequenceCategoricalColumn)):
         return _spec_of(column.categorical_column)
+    if isinstance(column, VocabularyFileCategoricalColumn):
+        return {column.key: VarLenFeature(column.dtype)}
+    if isinstance(column, WeightedCategoricalColumn):
+        spec = dict(_spec_of(column.categorical_column))
+        spec[column.weight_feature_key] = VarLenFeature(column.dtype)
+        return spec
+    if isinstance(column, CrossedColumn):
+        spec = {}
+        for key in column.keys:
+            spec.update({key: VarLenFeature(dtypes.string)} if isinstance(key, str)
+                        else _spec_of(key))
+        return spec
+    if isinstance(column, SequenceNumericColumn):
+        return {column.key: VarLenFeature(column.dtype)}
     raise ValueError(f"All feature_columns must be feature columns, given: {column!r}")
 
 

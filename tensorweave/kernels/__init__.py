@@ -25,6 +25,8 @@ from tensorweave.kernels import image_codec  # noqa: F401
 from tensorweave.kernels import sparse  # noqa: F401
 from tensorweave.kernels import candidate_sampling  # noqa: F401
 from tensorweave.kernels import strings  # noqa: F401
+from tensorweave.kernels import unicode  # noqa: F401
+from tensorweave.kernels import sparse_cross  # noqa: F401
 from tensorweave.kernels import string_hash  # noqa: F401
 from tensorweave.kernels import script  # noqa: F401
 from tensorweave.kernels import segment, special_math  # noqa: F401

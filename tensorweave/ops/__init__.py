@@ -38,3 +38,5 @@ from tensorweave.ops import compat_ops_more  # noqa: F401
 from tensorweave.ops import random_gamma_ops  # noqa: F401
 from tensorweave.ops import linalg_more_ops  # noqa: F401
 from tensorweave.ops import linalg_special_ops  # noqa: F401
+from tensorweave.ops import unicode_ops  # noqa: F401
+from tensorweave.ops import sparse_cross_ops  # noqa: F401

@@ -11,6 +11,7 @@ from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework import tensor_shape
 from tensorweave.framework import tensor_util
+from tensorweave.framework.composite_tensor import dispatches_composites
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import register_op
@@ -144,6 +145,7 @@ for _name, _rule in UNARY_OPS.items():
 
 
 def _unary(op_type, default_name):
+    @dispatches_composites(1)
     def build(x, name=None):
         if isinstance(x, IndexedSlices) and op_type in ("Neg",):
             return IndexedSlices(build(x.values), x.indices, x.dense_shape)
@@ -156,6 +158,7 @@ negative = neg = _unary("Neg", "Neg")
 _real_abs = _unary("Abs", "Abs")
 
 
+@dispatches_composites(1)
 def abs(x, name=None):  # noqa: A001 - TF's name
     """|x|; of a complex tensor, its modulus (ComplexAbs, a float tensor)."""
     x = x if isinstance(x, IndexedSlices) else convert_to_tensor(x)
@@ -253,6 +256,7 @@ for _name, (_allowed, _rule) in BINARY_OPS.items():
 
 
 def _binary(op_type, default_name):
+    @dispatches_composites(2)
     def build(x, y, name=None):
         x, y = convert_pair(x, y)
         return make_tensor(op_type, [x, y], name=name or default_name)
@@ -272,6 +276,7 @@ minimum = _binary("Minimum", "Minimum")
 squared_difference = _binary("SquaredDifference", "SquaredDifference")
 
 
+@dispatches_composites(2)
 def truediv(x, y, name=None):
     """x / y; integers are converted to float64 (int8/16 to float32) first, as in TF."""
     x, y = convert_pair(x, y)
@@ -325,16 +330,19 @@ register_op("LogicalNot", inputs=["x: bool"], outputs=["y: bool"],
 not_differentiable("LogicalNot")
 
 
+@dispatches_composites(2)
 def logical_and(x, y, name=None):
     return make_tensor("LogicalAnd", [convert_to_tensor(x, dtypes.bool),
                                       convert_to_tensor(y, dtypes.bool)], name=name or "LogicalAnd")
 
 
+@dispatches_composites(2)
 def logical_or(x, y, name=None):
     return make_tensor("LogicalOr", [convert_to_tensor(x, dtypes.bool),
                                      convert_to_tensor(y, dtypes.bool)], name=name or "LogicalOr")
 
 
+@dispatches_composites(1)
 def logical_not(x, name=None):
     return make_tensor("LogicalNot", [convert_to_tensor(x, dtypes.bool)], name=name or "LogicalNot")
 
@@ -449,6 +457,7 @@ def _cast_grad(op, grad):
     return [None]
 
 
+@dispatches_composites(1)
 def cast(x, dtype, name=None):
     dtype = dtypes.as_dtype(dtype)
     if isinstance(x, IndexedSlices):

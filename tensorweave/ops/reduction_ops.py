@@ -8,6 +8,7 @@ from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework import tensor_shape
 from tensorweave.framework import tensor_util
+from tensorweave.framework.composite_tensor import CompositeTensor
 from tensorweave.framework.constant_op import constant, convert_to_tensor
 from tensorweave.framework.constant_op import register_tensor_conversion_function
 from tensorweave.framework.indexed_slices import IndexedSlices
@@ -48,9 +49,11 @@ def _reduction_axes(x, axis):
 def _reduce(op_type, default_name):
     def build(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None,
               keep_dims=None):
-        x = convert_to_tensor(input_tensor)
         axis = reduction_indices if axis is None else axis
         keep = bool(keepdims if keepdims is not None else keep_dims)
+        if isinstance(input_tensor, CompositeTensor):  # e.g. a RaggedTensor reduces itself
+            return input_tensor._reduce(op_type, axis, keep, name)
+        x = convert_to_tensor(input_tensor)
         if op_type in ("All", "Any"):
             x = convert_to_tensor(x, dtypes.bool)
         return make_tensor(op_type, [x, _reduction_axes(x, axis)], {"keep_dims": keep},

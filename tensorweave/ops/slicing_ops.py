@@ -6,6 +6,7 @@ from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework import tensor_shape
 from tensorweave.framework import tensor_util
+from tensorweave.framework.composite_tensor import dispatch
 from tensorweave.framework.constant_op import constant, convert_to_tensor
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_def import register_op
@@ -61,7 +62,14 @@ def _convert_list(values):
             for t, v in zip(converted, values)]
 
 
+def _as_list(values):
+    return list(values) if isinstance(values, (list, tuple)) else [values]
+
+
 def stack(values, axis=0, name="stack"):
+    composite = dispatch("stack", _as_list(values), (values, axis), {"name": name})
+    if composite is not NotImplemented:  # e.g. RaggedTensors (ragged/ragged_array_ops.py)
+        return composite
     values = _convert_list(values)
     return make_tensor("Pack", [values], {"axis": axis}, name)
 
@@ -150,6 +158,7 @@ def _concat_grad(op, grad):
 
 def _dynamic_concat_grad(grad, values, axis):
     from tensorweave.ops import math_ops
+    grad = convert_to_tensor(grad)  # a gather's IndexedSlices gradient: SplitV needs it dense
     # A negative axis cannot index the shape vectors: normalise it with the run-time rank.
     axis = math_ops.floormod(math_ops.cast(axis, dtypes.int32), array_ops.rank(grad))
     sizes = stack([gather(array_ops.shape(v), axis) for v in values])
@@ -157,6 +166,9 @@ def _dynamic_concat_grad(grad, values, axis):
 
 
 def concat(values, axis, name="concat"):
+    composite = dispatch("concat", _as_list(values), (values, axis), {"name": name})
+    if composite is not NotImplemented:  # e.g. RaggedTensors (ragged/ragged_array_ops.py)
+        return composite
     values = _convert_list(values)
     if len(values) == 1:
         return array_ops.identity(values[0], name=name)
@@ -368,6 +380,10 @@ def _gather_grad_along(op, grad, axis):
 def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):
     """Slices of params along `axis` (default batch_dims) at indices. With batch_dims=b, the
     first b dimensions of params and indices are batch dimensions gathered pairwise."""
+    composite = dispatch("gather", [params], (params, indices),
+                         {"name": name, "axis": axis, "batch_dims": batch_dims})
+    if composite is not NotImplemented:  # e.g. the rows of a RaggedTensor
+        return composite
     params = convert_to_tensor(params)
     indices = convert_to_tensor(indices)
     if batch_dims:

@@ -4,6 +4,7 @@ StringStrip, StringLower/Upper, RegexFullMatch, RegexReplace, StringToNumber, As
 UnsortedSegmentJoin, UnicodeTranscode and the hash-bucket ops (string_hash_ops.py).
 None is differentiable."""
 from tensorweave.framework import common_shapes
+from tensorweave.framework.composite_tensor import dispatches_composites
 from tensorweave.framework import dtypes
 from tensorweave.framework import tensor_shape
 from tensorweave.framework.constant_op import convert_to_tensor
@@ -153,6 +154,7 @@ def split(source, sep=None, maxsplit=-1, result_type="SparseTensor", name=None):
     return SparseTensor(*op.outputs)
 
 
+@dispatches_composites(1)  # a RaggedTensor maps its flat values
 def string_length(input, name=None, unit="BYTE"):  # noqa: A002
     if unit not in ("BYTE", "UTF8_CHAR"):
         raise ValueError(f"strings.length: unit must be 'BYTE' or 'UTF8_CHAR', got {unit!r}")
@@ -160,21 +162,25 @@ def string_length(input, name=None, unit="BYTE"):  # noqa: A002
                        name or "StringLength")
 
 
+@dispatches_composites(1)  # a RaggedTensor maps its flat values
 def string_strip(input, name=None):  # noqa: A002
     """Each element without leading and trailing whitespace."""
     return make_tensor("StringStrip", [_strings(input)], name=name or "StringStrip")
 
 
+@dispatches_composites(1)  # a RaggedTensor maps its flat values
 def lower(input, encoding="", name=None):  # noqa: A002
     return make_tensor("StringLower", [_strings(input)], {"encoding": encoding},
                        name or "StringLower")
 
 
+@dispatches_composites(1)  # a RaggedTensor maps its flat values
 def upper(input, encoding="", name=None):  # noqa: A002
     return make_tensor("StringUpper", [_strings(input)], {"encoding": encoding},
                        name or "StringUpper")
 
 
+@dispatches_composites(1)  # a RaggedTensor maps its flat values
 def substr(input, pos, len, name=None, unit="BYTE"):  # noqa: A002 - TF's argument names
     """The substring of `len` units from `pos` (negative: from the end) of each element."""
     if unit not in ("BYTE", "UTF8_CHAR"):
@@ -185,17 +191,20 @@ def substr(input, pos, len, name=None, unit="BYTE"):  # noqa: A002 - TF's argume
                        name or "Substr")
 
 
+@dispatches_composites(1)  # a RaggedTensor maps its flat values
 def regex_full_match(input, pattern, name=None):  # noqa: A002
     return make_tensor("RegexFullMatch", [_strings(input), _strings(pattern, "pattern")],
                        name=name or "RegexFullMatch")
 
 
+@dispatches_composites(1)  # a RaggedTensor maps its flat values
 def regex_replace(input, pattern, rewrite, replace_global=True, name=None):  # noqa: A002
     return make_tensor("RegexReplace", [_strings(input), _strings(pattern, "pattern"),
                                         _strings(rewrite, "rewrite")],
                        {"replace_global": bool(replace_global)}, name or "RegexReplace")
 
 
+@dispatches_composites(1)  # a RaggedTensor maps its flat values
 def string_to_number(string_tensor, out_type=dtypes.float32, name=None):
     out_type = dtypes.as_dtype(out_type)
     if out_type not in (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64):
@@ -205,6 +214,7 @@ def string_to_number(string_tensor, out_type=dtypes.float32, name=None):
                        {"out_type": out_type}, name or "StringToNumber")
 
 
+@dispatches_composites(1)  # a RaggedTensor maps its flat values
 def as_string(input, precision=-1, scientific=False, shortest=False, width=-1,  # noqa: A002
               fill="", name=None):
     """Numbers (and bools) as strings: printf %f / %e (scientific) / %g (shortest) for floats
@@ -220,6 +230,7 @@ def as_string(input, precision=-1, scientific=False, shortest=False, width=-1,  
                        name or "AsString")
 
 
+@dispatches_composites(1)  # a RaggedTensor maps its flat values
 def unicode_transcode(input, input_encoding, output_encoding, errors="replace",  # noqa: A002
                       replacement_char=65533, replace_control_characters=False, name=None):
     encodings = ("UTF-8", "UTF-16-BE", "UTF-32-BE")
@@ -252,6 +263,7 @@ def _check_buckets(num_buckets, what):
     return int(num_buckets)
 
 
+@dispatches_composites(1)  # a RaggedTensor maps its flat values
 def string_to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002
     """Fingerprint64(s) % num_buckets for each string (TF's FarmHash: same buckets as TF)."""
     return make_tensor("StringToHashBucketFast", [_strings(input)],
@@ -259,6 +271,7 @@ def string_to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002
                        name or "StringToHashBucketFast")
 
 
+@dispatches_composites(1)  # a RaggedTensor maps its flat values
 def string_to_hash_bucket_strong(input, num_buckets, key, name=None):  # noqa: A002
     """SipHash-2-4 keyed by key = [k0, k1], mod num_buckets (hard to provoke collisions)."""
     key = [int(k) for k in key]
@@ -269,6 +282,7 @@ def string_to_hash_bucket_strong(input, num_buckets, key, name=None):  # noqa: A
                         "key": key}, name or "StringToHashBucketStrong")
 
 
+@dispatches_composites(1)  # a RaggedTensor maps its flat values
 def string_to_hash_bucket(string_tensor, num_buckets, name=None):
     """TF's deprecated legacy hash, mod num_buckets."""
     return make_tensor("StringToHashBucket", [_strings(string_tensor, "string_tensor")],

@@ -19,6 +19,7 @@ from tensorweave.framework import graph as graph_lib
 from tensorweave.framework import tensor_util
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from tensorweave.framework.composite_tensor import CompositeTensor
 from tensorweave.runtime import allocator
 from tensorweave.runtime import config as config_lib
 from tensorweave.runtime import devices as devices_lib
@@ -279,6 +280,10 @@ class BaseSession:
             flat.extend(self._graph.as_graph_element(p)
                         for p in (fetch.indices, fetch.values, fetch.dense_shape))
             return lambda values: SparseTensorValue(next(values), next(values), next(values))
+        if isinstance(fetch, CompositeTensor):
+            parts = fetch._fetch_components()
+            flat.extend(self._graph.as_graph_element(p) for p in parts)
+            return lambda values: fetch._value_from_fetched([next(values) for _ in parts])
         if isinstance(fetch, dict):
             keys = list(fetch)
             subs = [self._flatten_fetch(fetch[k], flat) for k in keys]
@@ -306,6 +311,8 @@ class BaseSession:
                     parts.append((key.dense_shape, value[2]))
             elif isinstance(key, SparseTensor):
                 parts = _sparse_feed_parts(key, value)
+            elif isinstance(key, CompositeTensor):
+                parts = key._feed_components(value)
             else:
                 parts = [(key, value)]
             for part_key, part_value in parts:
