@@ -301,3 +301,9 @@ from tensorweave import test  # noqa: E402,F401 - tf.test, last: it uses the who
 from tensorweave.ops.tensor_array import TensorArray  # noqa: E402,F401
 from tensorweave.ops.sequence_ops import reverse_sequence  # noqa: E402,F401
 from tensorweave.ops.map_fn_ops import map_fn, scan, foldl, foldr  # noqa: E402,F401
+
+# Quantized and narrow dtypes, tf.function and friends, session handles (issue 14).
+from tensorweave.framework.dtypes import (bfloat16, qint8, quint8, qint16, quint16,  # noqa: E402,F401
+                                          qint32, QUANTIZED_DTYPES)
+from tensorweave.ops.quantize_ops import (quantize, quantize_v2, dequantize,  # noqa: E402,F401
+                                          quantized_concat, to_bfloat16)

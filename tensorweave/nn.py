@@ -56,3 +56,5 @@ from tensorweave.ops.rnn import dynamic_rnn  # noqa: F401,E402
 from tensorweave.ops.rnn_unrolled import (static_rnn, static_bidirectional_rnn,  # noqa: F401,E402
                                           bidirectional_dynamic_rnn)
 from tensorweave.ops.rnn_raw import raw_rnn  # noqa: F401,E402
+from tensorweave.ops.quantized_nn_ops import (quantized_conv2d, quantized_avg_pool,  # noqa: F401,E402
+                                              quantized_max_pool, quantized_relu_x)

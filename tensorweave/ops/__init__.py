@@ -38,3 +38,4 @@ from tensorweave.ops import compat_ops_more  # noqa: F401
 from tensorweave.ops import random_gamma_ops  # noqa: F401
 from tensorweave.ops import linalg_more_ops  # noqa: F401
 from tensorweave.ops import linalg_special_ops  # noqa: F401
+from tensorweave.ops import quantize_ops, quantized_nn_ops  # noqa: F401
