@@ -307,3 +307,6 @@ from tensorweave.framework.dtypes import (bfloat16, qint8, quint8, qint16, quint
                                           qint32, QUANTIZED_DTYPES)
 from tensorweave.ops.quantize_ops import (quantize, quantize_v2, dequantize,  # noqa: E402,F401
                                           quantized_concat, to_bfloat16)
+from tensorweave.framework.function_trace import function, wrap_function  # noqa: E402,F401
+from tensorweave.ops.critical_section_ops import CriticalSection  # noqa: E402,F401
+from tensorweave.ops.variable_creator import variable_creator_scope  # noqa: E402,F401

@@ -39,3 +39,5 @@ from tensorweave.ops import random_gamma_ops  # noqa: F401
 from tensorweave.ops import linalg_more_ops  # noqa: F401
 from tensorweave.ops import linalg_special_ops  # noqa: F401
 from tensorweave.ops import quantize_ops, quantized_nn_ops  # noqa: F401
+from tensorweave.ops import function_call_ops  # noqa: F401
+from tensorweave.ops import critical_section_ops, variable_creator  # noqa: F401
