@@ -310,3 +310,5 @@ from tensorweave.ops.quantize_ops import (quantize, quantize_v2, dequantize,  # 
 from tensorweave.framework.function_trace import function, wrap_function  # noqa: E402,F401
 from tensorweave.ops.critical_section_ops import CriticalSection  # noqa: E402,F401
 from tensorweave.ops.variable_creator import variable_creator_scope  # noqa: E402,F401
+from tensorweave.ops.session_ops import (get_session_handle, get_session_tensor,  # noqa: E402,F401
+                                         delete_session_tensor)

@@ -51,3 +51,4 @@ from tensorweave.kernels import random_gamma  # noqa: F401
 from tensorweave.kernels import linalg_more  # noqa: F401
 from tensorweave.kernels import quantize, quantized_nn  # noqa: F401
 from tensorweave.kernels import function_call  # noqa: F401
+from tensorweave.kernels import session_state  # noqa: F401

@@ -41,3 +41,4 @@ from tensorweave.ops import linalg_special_ops  # noqa: F401
 from tensorweave.ops import quantize_ops, quantized_nn_ops  # noqa: F401
 from tensorweave.ops import function_call_ops  # noqa: F401
 from tensorweave.ops import critical_section_ops, variable_creator  # noqa: F401
+from tensorweave.ops import session_ops  # noqa: F401
