@@ -312,3 +312,6 @@ from tensorweave.ops.critical_section_ops import CriticalSection  # noqa: E402,F
 from tensorweave.ops.variable_creator import variable_creator_scope  # noqa: E402,F401
 from tensorweave.ops.session_ops import (get_session_handle, get_session_tensor,  # noqa: E402,F401
                                          delete_session_tensor)
+from tensorweave.ops.nn_extra_ops import extract_volume_patches  # noqa: E402,F401
+from tensorweave.ops.index_shuffle_ops import random_index_shuffle  # noqa: E402,F401
+from tensorweave.ops.linalg_more_ops import sqrtm as matrix_square_root  # noqa: E402,F401
