@@ -33,6 +33,17 @@ from tensorweave.framework.graph import GraphKeys, Operation, Tensor, get_defaul
 _VARIABLE_KEYS = (GraphKeys.GLOBAL_VARIABLES, GraphKeys.LOCAL_VARIABLES)
 # Set by tensorweave.autograph: converts a Python function's tensor-dependent control flow.
 _CONVERTER = {"convert": None}
+# tf.config.run_functions_eagerly(True): a call runs the Python function inline, building its
+# ops into the calling graph on every call (no trace, no call op) - easier to debug, as in TF.
+_RUN_INLINE = [False]
+
+
+def run_functions_inline(enabled):
+    _RUN_INLINE[0] = bool(enabled)
+
+
+def functions_run_inline():
+    return _RUN_INLINE[0]
 
 
 def register_converter(convert):
@@ -281,6 +292,8 @@ class Function:
         return concrete
 
     def __call__(self, *args, **kwargs):
+        if _RUN_INLINE[0]:
+            return self.python_function(*args, **kwargs)
         key, (args, kwargs), specs = self._signature(args, kwargs)
         concrete = self._lookup(key, lambda: trace(self._callable(), args, kwargs,
                                                    self._name, specs))

@@ -71,10 +71,12 @@ class BaseSession:
         self._default_controller = None
         self._devices = devices_lib.local_devices(self._config)
         self._device_set = devices_lib.DeviceSet(self._devices)
+        defaults = devices_lib.process_defaults
         self._placement = GraphPlacement(
             self._graph, self._device_set,
-            self._config.allow_soft_placement or devices_lib.process_defaults.soft_placement,
-            self._config.log_device_placement, self._config.graph_options.place_pruned_graph)
+            self._config.allow_soft_placement or defaults.soft_placement,
+            self._config.log_device_placement or defaults.log_device_placement,
+            self._config.graph_options.place_pruned_graph)
         self._runtime = None
         self._active_steps = set()
         self._steps_done = threading.Condition(self._lock)
