@@ -320,3 +320,4 @@ from tensorweave.sysconfig import CXX11_ABI_FLAG, CXX_VERSION, MONOLITHIC_BUILD 
 from tensorweave.load_library import (load_op_library, load_library,  # noqa: E402,F401
                                       load_file_system_library)
 from tensorweave import experimental  # noqa: E402,F401
+from tensorweave import autograph  # noqa: E402,F401
