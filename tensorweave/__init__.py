@@ -321,3 +321,7 @@ from tensorweave.load_library import (load_op_library, load_library,  # noqa: E4
                                       load_file_system_library)
 from tensorweave import experimental  # noqa: E402,F401
 from tensorweave import autograph  # noqa: E402,F401
+from tensorweave.framework.dtypes import resource  # noqa: E402,F401
+from tensorweave.v2_switches import (enable_control_flow_v2, enable_eager_execution,  # noqa: E402,F401
+                                     enable_v2_behavior, enable_tensor_equality,
+                                     enable_v2_tensorshape, enable_resource_variables)

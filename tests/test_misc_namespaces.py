@@ -199,3 +199,13 @@ def test_experimental_namespace():
             got = sess.run(tf.cast(x, tf.float32))
     np.testing.assert_allclose(got[:3], [0.3125, 1.75, -448.0])
     assert np.isnan(got[3]) or got[3] == 448.0  # e4m3fn: no infinity
+
+
+def test_v2_switches_refuse_what_they_cannot_switch():
+    tf.enable_control_flow_v2()
+    assert tf.control_flow_v2_enabled()
+    for switch in (tf.enable_eager_execution, tf.enable_v2_behavior, tf.enable_tensor_equality,
+                   tf.enable_v2_tensorshape, tf.enable_resource_variables):
+        with pytest.raises(NotImplementedError, match="graph mode"):
+            switch()
+    assert tf.as_dtype("resource") is tf.resource and tf.resource.as_datatype_enum == 20

@@ -157,6 +157,8 @@ uint4 = DType("uint4", ml_dtypes.uint4, 30, kind="u")
 int2 = DType("int2", ml_dtypes.int2, 31, kind="i")
 uint2 = DType("uint2", ml_dtypes.uint2, 32, kind="u")
 float4_e2m1fn = DType("float4_e2m1fn", ml_dtypes.float4_e2m1fn, 33, kind="f")
+# A handle to a resource kept on a device (tf.resource); like variant, never data on the wire.
+resource = DType("resource", np.object_, 20)
 half = float16
 double = float64
 QUANTIZED_DTYPES = frozenset((qint8, quint8, qint16, quint16, qint32))
@@ -176,7 +178,7 @@ _BY_NAME.update({"half": float16, "double": float64, "float": float32, "int": in
 _BY_ENUM = {d.as_datatype_enum: d for d in ALL_DTYPES}
 _BY_NAME[variant.name] = _BY_ENUM[variant.as_datatype_enum] = variant
 _BY_NP = {d.np_dtype: d for d in ALL_DTYPES if d is not string}
-for _dtype in _EXTRA_DTYPES + tuple(QUANTIZED_DTYPES):
+for _dtype in _EXTRA_DTYPES + tuple(QUANTIZED_DTYPES) + (resource,):
     _BY_NAME[_dtype.name] = _BY_ENUM[_dtype.as_datatype_enum] = _dtype
 for _dtype in _EXTRA_DTYPES:  # quantized types are never inferred from a NumPy array
     _BY_NP[_dtype.np_dtype] = _dtype
