@@ -182,14 +182,22 @@ class ControlFlowTransformer(ast.NodeTransformer):
                                 values=[k.value for k in first.value.keywords])
         return ast.Dict(keys=[], values=[])
 
-    def visit_While(self, node):  # noqa: N802
+    def _enter_loop(self, node):
+        """(assigned names, options) of a loop to convert, after converting its body; None
+        for a loop that stays Python (break/continue/return, or an else clause)."""
         walked = _walk(node.body)
         if walked.jumps or node.orelse:
             self.generic_visit(node)
-            return node
+            return None
         options = self._loop_options(node)
         self.generic_visit(node)
-        state = walked.stored
+        return walked.stored, options
+
+    def visit_While(self, node):  # noqa: N802
+        entered = self._enter_loop(node)
+        if entered is None:
+            return node
+        state, options = entered
         index = next(self._ids)
         test_fn = self._function_def(f"loop_test_{index}", state, [], [])
         test_fn.body = [ast.Return(node.test)]
@@ -202,14 +210,12 @@ class ControlFlowTransformer(ast.NodeTransformer):
         return [test_fn, body_fn, self._assign_state(state, call)]
 
     def visit_For(self, node):  # noqa: N802
-        walked = _walk(node.body)
-        if walked.jumps or node.orelse:
-            self.generic_visit(node)
+        entered = self._enter_loop(node)
+        if entered is None:
             return node
-        options = self._loop_options(node)
-        self.generic_visit(node)
+        assigned, options = entered
         target_names = _walk(ast.Assign(targets=[node.target], value=ast.Constant(0))).stored
-        state = [n for n in walked.stored if n not in target_names]
+        state = [n for n in assigned if n not in target_names]
         index = next(self._ids)
         item = f"item_{index}"
         body = [ast.Assign(targets=[node.target], value=ast.Name(item, ast.Load()))] + \

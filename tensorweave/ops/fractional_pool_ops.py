@@ -89,7 +89,7 @@ def _fractional_avg_pool_grad(op, grad, _rows, _cols):
     return [result]
 
 
-def _pool(op_type):
+def _pool(op_type, public_name):
     def pool(value, pooling_ratio, pseudo_random=False, overlapping=False,
              deterministic=False, seed=0, seed2=0, name=None):
         ratio = [float(r) for r in pooling_ratio]
@@ -103,10 +103,9 @@ def _pool(op_type):
                       "overlapping": bool(overlapping), "deterministic": bool(deterministic),
                       "seed": int(seed), "seed2": int(seed2)}, name or op_type)
         return Pooled(*op.outputs)
-    pool.__name__ = "fractional_max_pool" if op_type == "FractionalMaxPool" else \
-        "fractional_avg_pool"
+    pool.__name__ = public_name
     return pool
 
 
-fractional_max_pool = _pool("FractionalMaxPool")
-fractional_avg_pool = _pool("FractionalAvgPool")
+fractional_max_pool = _pool("FractionalMaxPool", "fractional_max_pool")
+fractional_avg_pool = _pool("FractionalAvgPool", "fractional_avg_pool")

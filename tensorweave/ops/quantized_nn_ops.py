@@ -127,19 +127,18 @@ def quantized_conv2d(input, filter, min_input, max_input, min_filter, max_filter
     return Quantized(*op.outputs)
 
 
-def _pool(op_type):
+def _quantized_pool(op_type, public_name):
     def pool(input, min_input, max_input, ksize, strides, padding, name=None):  # noqa: A002
         op = make_op(op_type, [_quantized(input, op_type), *_floats(min_input, max_input)],
                      {"ksize": list(ksize), "strides": list(strides), "padding": padding},
                      name or op_type)
         return Quantized(*op.outputs)
-    pool.__name__ = "quantized_avg_pool" if op_type == "QuantizedAvgPool" else \
-        "quantized_max_pool"
+    pool.__name__ = public_name
     return pool
 
 
-quantized_avg_pool = _pool("QuantizedAvgPool")
-quantized_max_pool = _pool("QuantizedMaxPool")
+quantized_avg_pool = _quantized_pool("QuantizedAvgPool", "quantized_avg_pool")
+quantized_max_pool = _quantized_pool("QuantizedMaxPool", "quantized_max_pool")
 
 
 def quantized_relu_x(features, max_value, min_features, max_features, out_type=dtypes.quint8,
