@@ -106,6 +106,35 @@ class ConcreteFunction:
     def captured_inputs(self):
         return list(self.graph.captured_outer)
 
+    def prune(self, feeds, fetches, name=None, input_signature=None):
+        """A ConcreteFunction computing `fetches` (tensors or names of this body) from
+        `feeds` (its arguments, in order): how a v1 graph wrapped by wrap_function is cut
+        down to one signature. Captures of this body stay captures."""
+        from tensorweave.framework import function_graph, graph_io
+        body = self.graph
+        feed_list = [body.as_graph_element(f) for f in nest.flatten(feeds)]
+        fetch_list = [body.as_graph_element(f) for f in nest.flatten(fetches)]
+        pruned = FuncGraph(_op_name(name or f"{self.name}_pruned"), body.outer_graph)
+        with pruned.as_default():
+            args = [pruned.add_argument(t.dtype, t.shape, f"arg_{i}")
+                    for i, t in enumerate(feed_list)]
+            input_map = {t.name: arg for t, arg in zip(feed_list, args)}
+            for placeholder, outer in zip(body.inputs[body.num_args:], body.captured_outer):
+                input_map.setdefault(placeholder.name, pruned.capture(outer))
+            before = len(pruned.get_operations())
+            results = graph_io.import_graph_def(
+                body.as_graph_def(), input_map=input_map,
+                return_elements=[t.name for t in fetch_list if isinstance(t, Tensor)],
+                name="body")
+            for op in pruned.get_operations()[before:]:  # copies, not this body's signature
+                for attr in (function_graph.ARG_INDEX, function_graph.RETVAL_INDEX,
+                             function_graph.TARGET):
+                    op._attrs.pop(attr, None)
+            pruned.finish(results, run_effects=False)
+        outputs = nest.pack_sequence_as(fetches, results) if nest.is_nested(fetches) else \
+            results[0]
+        return ConcreteFunction(pruned, feeds, outputs, list(results), pruned.name)
+
     def __call__(self, *args):
         """Calls the body on tensors, one per argument placeholder (flattened, in order)."""
         flat = [a for a in nest.flatten(list(args))]

@@ -186,3 +186,22 @@ def test_variable_creator_scope_sees_and_changes_every_variable():
         plain = tf.Variable(2.0, name="plain")
         assert seen == ["renamed_w"] and v.op.name == "renamed_w"
         assert tf.trainable_variables() == [plain]
+
+
+def test_prune_cuts_a_wrapped_v1_graph_to_one_signature():
+    def v1_model(x):
+        hidden = tf.nn.relu(x * 2.0, name="hidden")
+        return tf.reduce_sum(hidden, name="total")
+
+    with tf.Graph().as_default():
+        offset = tf.constant(10.0)
+        wrapped = tf.compat.v1.wrap_function(lambda x: v1_model(x) + offset,
+                                             [tf.TensorSpec([3], tf.float32)])
+        hidden_only = wrapped.prune(feeds=wrapped.inputs[0], fetches="hidden:0")
+        from_hidden = wrapped.prune(feeds=["hidden:0"], fetches=[wrapped.outputs[0]])
+        a = hidden_only(tf.constant([1.0, -2.0, 3.0]))
+        b = from_hidden(tf.constant([1.0, 1.0, 1.0]))
+        with tf.Session() as sess:
+            got_a, got_b = sess.run([a, b])
+    np.testing.assert_allclose(got_a, [2.0, 0.0, 6.0])
+    np.testing.assert_allclose(got_b, [13.0])  # fed at the cut: 3 + the captured offset
