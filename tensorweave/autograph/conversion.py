@@ -62,6 +62,7 @@ def transformed_source(func):
     """(module AST of the factory, the function's name) for `func`."""
     source = textwrap.dedent(inspect.getsource(func))
     tree = ast.parse(source)
+    ast.increment_lineno(tree, func.__code__.co_firstlineno - 1)  # tracebacks name real lines
     node = tree.body[0]
     if not isinstance(node, ast.FunctionDef):
         raise ValueError(f"autograph: {func.__qualname__} is not a plain function definition")

@@ -15,6 +15,11 @@ graph, as TF's init_scope lifts them); a later trace that would create one raise
 as TF does, since each trace would otherwise make a fresh set. The body's stateful ops (assign,
 print, assert) run on every call whether or not an output depends on them.
 
+Limit: inside a body, tf.gradients (hence Optimizer.minimize) cannot reach variables of
+the enclosing graph: the body reads them through captured values. Compute the loss with the
+function and differentiate or minimize outside it: gradients flow through the call op to the
+variables (ops/function_call_ops.py).
+
 Outputs keep the Python structure the function returned; an Operation in it stands for "ran"
 and comes back as the call op; None and other Python values come back unchanged.
 The gradient of a call is a call of the body's gradient function (ops/function_call_ops.py).
@@ -186,6 +191,8 @@ def trace(python_function, args, kwargs, name, specs=None, arg_structure=None):
     become the body's arguments."""
     graph = get_default_graph()
     body = FuncGraph(name, graph)
+    for key in _VARIABLE_KEYS + (GraphKeys.TRAINABLE_VARIABLES,):  # shared, as TF's FuncGraph
+        body._collections[key] = graph.get_collection_ref(key)
     structure = (list(args), dict(kwargs))
     flat = nest.flatten(structure)
     with body.as_default():

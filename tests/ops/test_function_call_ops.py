@@ -205,3 +205,22 @@ def test_prune_cuts_a_wrapped_v1_graph_to_one_signature():
             got_a, got_b = sess.run([a, b])
     np.testing.assert_allclose(got_a, [2.0, 0.0, 6.0])
     np.testing.assert_allclose(got_b, [13.0])  # fed at the cut: 3 + the captured offset
+
+
+def test_nested_functions_share_variable_collections_and_differentiate():
+    @tf.function
+    def inner(x):
+        return x * 3.0
+
+    @tf.function
+    def outer(x):
+        return inner(x) + inner(x * 2.0), len(tf.trainable_variables())
+
+    with tf.Graph().as_default():
+        tf.Variable(1.0, name="seen_inside")
+        x = tf.constant(2.0)
+        y, count = outer(x)
+        grad = tf.gradients(y, x)[0]
+        assert count == 1  # the body sees the enclosing graph's variables, as in TF
+        with tf.Session() as sess:
+            assert sess.run([y, grad]) == [18.0, 9.0]
