@@ -19,6 +19,7 @@ import textwrap
 import threading
 
 from tensorweave.autograph.transformer import AG, ControlFlowTransformer
+from tensorweave.platform.tf_logging import get_logger
 
 _DO_NOT_CONVERT = "__autograph_do_not_convert__"
 _CONVERTED = "__autograph_converted__"
@@ -106,7 +107,9 @@ def convert(func):
         try:
             converted = _build(func)
         except (OSError, TypeError, SyntaxError, ValueError) as error:
-            _log(1, f"could not convert {func.__qualname__}; it runs as is ({error})")
+            # As TF, a warning: a tensor `if` in it will fail as a Python bool.
+            get_logger().warning(f"AutoGraph could not transform {func.__qualname__} and will "
+                                 f"run it as-is ({error})")
             converted = func
         func.__dict__[_CONVERTED] = converted
     return converted
