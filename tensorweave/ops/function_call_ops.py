@@ -24,7 +24,9 @@ def call_gradient(op, *grads):
     """The gradient of a functional op whose inputs are exactly its body's inputs."""
     body = op.get_attr("f")
     inputs = list(op.inputs)
-    wrt = [i for i, t in enumerate(inputs) if t.dtype.is_floating or t.dtype.is_complex]
+    needed = getattr(op, "_needed_input_indices", None)  # set by the gradients walk
+    wrt = [i for i, t in enumerate(inputs) if (t.dtype.is_floating or t.dtype.is_complex) and
+           (needed is None or i in needed)]
     grad_of = [k for k, t in enumerate(op.outputs)
                if (t.dtype.is_floating or t.dtype.is_complex) and grads[k] is not None]
     if not wrt or not grad_of:

@@ -224,3 +224,19 @@ def test_nested_functions_share_variable_collections_and_differentiate():
         assert count == 1  # the body sees the enclosing graph's variables, as in TF
         with tf.Session() as sess:
             assert sess.run([y, grad]) == [18.0, 9.0]
+
+
+def test_a_call_gradient_differentiates_only_the_inputs_the_walk_needs():
+    with tf.Graph().as_default():
+        w = tf.Variable([2.0, 3.0])
+        x = tf.placeholder(tf.float32, [2])
+        y = tf.function(lambda t: tf.reduce_sum(t * w))(x)
+        (grad_w,) = tf.gradients(y, [w])
+        grad_calls = [op for op in tf.get_default_graph().get_operations()
+                      if op.type == "StatefulPartitionedCall"]
+        assert [len(op.outputs) for op in grad_calls] == [1]  # w's read only, not x
+        (grad_x,) = tf.gradients(y, [x])
+        with tf.Session() as sess:
+            sess.run(w.initializer)
+            got_w, got_x = sess.run([grad_w, grad_x], {x: [5.0, 7.0]})
+    assert got_w.tolist() == [5.0, 7.0] and got_x.tolist() == [2.0, 3.0]
