@@ -89,11 +89,14 @@ def _full_state(state, defined, values):
 def while_stmt(test_fn, body_fn, state, names, options):
     state = list(state)
     first = test_fn(*state)
-    if not _is_tensor(first):
-        while first:
-            state = list(body_fn(*state))
-            first = test_fn(*state)
-        return tuple(state)
+    # A Python condition runs the loop in Python; once an iteration makes it a tensor (a
+    # `break` flag set under a tensor `if`), the rest of the loop becomes a tf.while_loop
+    # starting from that iteration's state.
+    while not _is_tensor(first):
+        if not first:
+            return tuple(state)
+        state = list(body_fn(*state))
+        first = test_fn(*state)
     defined, values = _split_undefined(state)
 
     def cond(*loop_values):

@@ -13,12 +13,15 @@ Handled (the common cases; anything else keeps its Python meaning):
 - `print(...)` -> ag__.print_(...), a tf.print when an argument is a tensor.
 - every other call `f(...)` -> ag__.converted_call(f, ...): user functions are converted too.
 
-Not converted: loops containing `break`, `continue` or `return` (they stay Python loops, so a
-tensor condition there is an error naming the tensor), `return` inside loops, `try`/`with`
+`break` and `continue` become flags (jumps.py). Not converted: loops containing `return`, a
+`break` in a `for` loop or a jump inside `with`/`try` (they stay Python loops, so a tensor
+condition there is an error naming the tensor), `try`/`with`
 bodies' control flow is converted but not their exceptions, generators, lambdas' bodies.
 """
 import ast
 import itertools
+
+from tensorweave.autograph.jumps import lower_jumps
 
 AG = "ag__"
 RETVAL = "retval__"
@@ -39,7 +42,15 @@ class _ScopeWalker(ast.NodeVisitor):
 
     def __init__(self):
         self.stored, self.loaded = [], set()
-        self.jumps = False
+        self.jumps = False  # a return or yield, or a break/continue of these statements' loop
+        self._loop_depth = 0
+
+    def visit_For(self, node):  # noqa: N802 - a nested loop's break/continue are its own
+        self._loop_depth += 1
+        self.generic_visit(node)
+        self._loop_depth -= 1
+
+    visit_While = visit_AsyncFor = visit_For  # noqa: N815
 
     def visit_FunctionDef(self, node):  # noqa: N802 - ast visitor names
         if node.name not in self.stored:
@@ -62,9 +73,15 @@ class _ScopeWalker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Break(self, node):  # noqa: N802
+        if self._loop_depth == 0:
+            self.jumps = True
+
+    visit_Continue = visit_Break  # noqa: N815
+
+    def visit_Return(self, node):  # noqa: N802
         self.jumps = True
 
-    visit_Continue = visit_Return = visit_Yield = visit_YieldFrom = visit_Break  # noqa: N815
+    visit_Yield = visit_YieldFrom = visit_Return  # noqa: N815
 
 
 def _walk(statements):
@@ -183,21 +200,23 @@ class ControlFlowTransformer(ast.NodeTransformer):
         return ast.Dict(keys=[], values=[])
 
     def _enter_loop(self, node):
-        """(assigned names, options) of a loop to convert, after converting its body; None
-        for a loop that stays Python (break/continue/return, or an else clause)."""
-        walked = _walk(node.body)
-        if walked.jumps or node.orelse:
+        """(statements before the loop, assigned names, options) of a loop to convert, after
+        converting its body; None for a loop that stays Python (a `return`, a jump lower_jumps
+        cannot rewrite, or an else clause)."""
+        prelude = None if node.orelse else lower_jumps(node, next(self._ids))
+        if prelude is None or _walk(node.body).jumps:
             self.generic_visit(node)
             return None
+        walked = _walk(node.body)
         options = self._loop_options(node)
         self.generic_visit(node)
-        return walked.stored, options
+        return prelude, walked.stored, options
 
     def visit_While(self, node):  # noqa: N802
         entered = self._enter_loop(node)
         if entered is None:
             return node
-        state, options = entered
+        prelude, state, options = entered
         index = next(self._ids)
         test_fn = self._function_def(f"loop_test_{index}", state, [], [])
         test_fn.body = [ast.Return(node.test)]
@@ -207,13 +226,13 @@ class ControlFlowTransformer(ast.NodeTransformer):
                                     self._state_loaders(state),
                                     ast.Tuple([ast.Constant(n) for n in state], ast.Load()),
                                     options])
-        return [test_fn, body_fn, self._assign_state(state, call)]
+        return prelude + [test_fn, body_fn, self._assign_state(state, call)]
 
     def visit_For(self, node):  # noqa: N802
         entered = self._enter_loop(node)
         if entered is None:
             return node
-        assigned, options = entered
+        prelude, assigned, options = entered
         target_names = _walk(ast.Assign(targets=[node.target], value=ast.Constant(0))).stored
         state = [n for n in assigned if n not in target_names]
         index = next(self._ids)
@@ -225,7 +244,7 @@ class ControlFlowTransformer(ast.NodeTransformer):
                                   self._state_loaders(state),
                                   ast.Tuple([ast.Constant(n) for n in state], ast.Load()),
                                   options])
-        return [body_fn, self._assign_state(state, call)]
+        return prelude + [body_fn, self._assign_state(state, call)]
 
     # --- expressions -------------------------------------------------------------------------
     def visit_BoolOp(self, node):  # noqa: N802

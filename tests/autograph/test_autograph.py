@@ -167,3 +167,38 @@ def test_tf_function_converts_by_default_and_not_when_told():
         assert [_run(y, {x: v}) for v in (-2.0, 3.0)] == [2.0, 3.0]
         with pytest.raises(TypeError, match="Python bool"):
             tf.function(absolute, autograph=False)(x)
+
+
+def first_power_above(x, limit):
+    power = x
+    steps = 0
+    while True:
+        if power > limit:
+            break
+        power = power * x
+        steps += 1
+    return power, steps
+
+
+def sum_of_odd_items(values):
+    total = 0.0
+    for value in values:
+        if tf.equal(tf.math.floormod(value, 2.0), 0.0):
+            continue
+        total = total + value
+    return total
+
+
+def test_break_and_continue_become_flags_in_graph_loops():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [])
+        power, steps = tf.autograph.to_graph(first_power_above)(x, 100.0)
+        values = tf.placeholder(tf.float32, [None])
+        odd_total = tf.autograph.to_graph(sum_of_odd_items)(values)
+        assert "While" in {op.type for op in tf.get_default_graph().get_operations()}
+        with tf.Session() as sess:
+            assert sess.run([power, steps], {x: 3.0}) == [243.0, 4]
+            assert sess.run(odd_total, {values: [1.0, 2.0, 3.0, 4.0, 7.0]}) == 11.0
+    assert tf.autograph.to_graph(first_power_above)(2, 10) == (16, 3)  # Python values
+    source = tf.autograph.to_code(first_power_above)
+    assert "break_" in source and "break" not in source.replace("break_", "")
