@@ -2,9 +2,9 @@
 
 For a quantized dtype with levels [lowest, highest] (qint8: [-128, 127]) and a float range
 [min, max]:
-- MIN_COMBINED: q = round((clamp(x) - min) * (highest - lowest) / (max - min)) + lowest
-  (the signed types subtract half the level count, as TF spells it); x = (q - lowest) * step +
-  min. The range is first widened to contain 0 and to be at least 1% of its largest magnitude
+- MIN_COMBINED: q = round((clamp(x) - min) * (highest - lowest) / (max - min) + lowest)
+  (for the signed types TF spells the shift as subtracting half the level count; it comes
+  before the rounding, which matters at ties); x = (q - lowest) * step + min. The range is first widened to contain 0 and to be at least 1% of its largest magnitude
   (at least 0.01) wide, and that widened range is what the op returns.
 - MIN_FIRST: levels spaced (max - min) * 2^bits / (2^bits - 1) / 2^bits apart, and the range's
   minimum rounded to a level before it is subtracted, so quantize/dequantize round trips do not
@@ -91,7 +91,7 @@ def quantize_v2(values, min_range, max_range, *, T, mode, round_mode, narrow_ran
         # float64, where TF computes in float32: exact for qint32's 2^32 levels too.
         scale = (float(highest) - float(lowest)) / (high - low)
         shifted = (np.clip(values.astype(np.float64), low, high) - low) * scale
-        levels = round_half_away(shifted) + lowest
+        levels = round_half_away(shifted + lowest)  # TF shifts by half the levels, then rounds
     elif mode == "MIN_FIRST":
         return (float_to_min_first(np.clip(values, low, high), low, high, T),
                 np.float32(low), np.float32(high))

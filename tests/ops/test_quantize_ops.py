@@ -79,10 +79,20 @@ def test_quantize_min_combined_matches_the_documented_formula(dtype, low, high):
         got, got_min, got_max, got_deq = _run([q.output, q.output_min, q.output_max, deq])
     span = float(highest) - float(lowest)
     scaled = (np.clip(x, low, high).astype(np.float64) - low) * span / (high - low)
-    expected = _half_away(scaled) + lowest
+    if lowest < 0:  # the documented shift of the signed types, before rounding
+        scaled -= (span + 1) / 2
+    expected = _half_away(scaled)
     assert got.dtype == dtype.np_dtype and (got_min, got_max) == (low, high)
     np.testing.assert_array_equal(got.astype(np.float64), expected)
     np.testing.assert_allclose(got_deq, np.clip(x, low, high), atol=(high - low) / span * 1.01)
+
+
+def test_quantize_min_combined_rounds_ties_after_the_signed_shift():
+    # qint8 over [0, 255]: x = 127.5 lies at 127.5 - 128 = -0.5, which rounds away to -1
+    # (rounding first and shifting after would give 0).
+    with tf.Graph().as_default():
+        got = _run(tf.quantize([127.5, 0.5, 254.5], 0.0, 255.0, tf.qint8).output)
+    assert got.tolist() == [-1, -128, 127]
 
 
 @pytest.mark.parametrize("dtype", [tf.quint8, tf.qint8, tf.qint16])
