@@ -6,7 +6,9 @@ call op, StatefulPartitionedCall (PartitionedCall when the body has no stateful 
 "f" attr is that body. A trace is kept per graph and per *signature*: the dtypes and static
 shapes of the tensor arguments plus the values of the other (Python) arguments, so a second
 call with tensors of the same dtypes and shapes reuses the body (the Python function does not
-run again) and a call with another shape, or another Python value, traces once more. With an
+run again) and a call with another shape, or another Python value, traces once more (with
+experimental_relax_shapes, a second shape of the same rank traces once with unknown
+dimensions, which then serves every shape of that rank). With an
 `input_signature` every call converts its arguments to those specs and there is one trace per
 graph.
 
@@ -185,10 +187,11 @@ def _colocated(graph, body):
     return graph.control_dependencies([])
 
 
-def trace(python_function, args, kwargs, name, specs=None, arg_structure=None):
+def trace(python_function, args, kwargs, name, specs=None, arg_structure=None, shapes=None):
     """A ConcreteFunction: `python_function(*args, **kwargs)` traced into a new FuncGraph of
     the default graph; tensor-like leaves of the arguments (or all leaves, with `specs`)
-    become the body's arguments."""
+    become the body's arguments, of the leaves' shapes unless `shapes` ({leaf index: shape})
+    relaxes them."""
     graph = get_default_graph()
     body = FuncGraph(name, graph)
     for key in _VARIABLE_KEYS + (GraphKeys.TRAINABLE_VARIABLES,):  # shared, as TF's FuncGraph
@@ -203,7 +206,8 @@ def trace(python_function, args, kwargs, name, specs=None, arg_structure=None):
                 body_leaves.append(body.add_argument(dtype, shape, f"arg_{index}"))
             elif _is_tensor_like(leaf):
                 tensor = convert_to_tensor(leaf) if not isinstance(leaf, Tensor) else leaf
-                body_leaves.append(body.add_argument(tensor.dtype, tensor.shape, f"arg_{index}"))
+                shape = (shapes or {}).get(index, tensor.shape)
+                body_leaves.append(body.add_argument(tensor.dtype, shape, f"arg_{index}"))
             else:
                 body_leaves.append(leaf)
         body_args, body_kwargs = nest.pack_sequence_as(structure, body_leaves)
@@ -222,14 +226,17 @@ def trace(python_function, args, kwargs, name, specs=None, arg_structure=None):
 class Function:
     """What `@tf.function` returns: a callable that traces per (graph, signature)."""
 
-    def __init__(self, python_function, name=None, input_signature=None, autograph=True):
+    def __init__(self, python_function, name=None, input_signature=None, autograph=True,
+                 relax_shapes=False):
         if not callable(python_function):
             raise TypeError(f"tf.function: expected a callable, got {python_function!r}")
         self.python_function = python_function
         self._name = _op_name(name or getattr(python_function, "__name__", "function"))
         self.input_signature = None if input_signature is None else list(input_signature)
         self._autograph = autograph
+        self._relax_shapes = relax_shapes
         self._traces = weakref.WeakKeyDictionary()  # outer graph -> {signature: concrete}
+        self._ranks_seen = weakref.WeakKeyDictionary()  # outer graph -> {rank-only signature}
         self._traced_graphs = weakref.WeakSet()      # graphs with a first trace done
         self._instances = weakref.WeakKeyDictionary()
         functools.update_wrapper(self, python_function)
@@ -238,11 +245,18 @@ class Function:
         """A method: one Function per instance (its traces close over that instance)."""
         if instance is None:
             return self
-        bound = self._instances.get(instance)
+        try:
+            bound = self._instances.get(instance)
+        except TypeError:  # unhashable or not weakly referable: keep it on the instance
+            bound = getattr(instance, "__dict__", {}).get(f"_tf_function_{id(self)}")
         if bound is None:
             bound = Function(functools.partial(self.python_function, instance), self._name,
-                             self.input_signature, self._autograph)
-            self._instances[instance] = bound
+                             self.input_signature, self._autograph, self._relax_shapes)
+            try:
+                self._instances[instance] = bound
+            except TypeError:
+                if hasattr(instance, "__dict__"):
+                    instance.__dict__[f"_tf_function_{id(self)}"] = bound
         return bound
 
     def _callable(self):
@@ -331,12 +345,34 @@ class Function:
         if _RUN_INLINE[0]:
             return self.python_function(*args, **kwargs)
         key, (args, kwargs), specs = self._signature(args, kwargs)
+        shapes = None
+        if self._relax_shapes and specs is None:
+            key, shapes = self._relaxed(key)
         concrete = self._lookup(key, lambda: trace(self._callable(), args, kwargs,
-                                                   self._name, specs))
+                                                   self._name, specs, shapes=shapes))
         flat = nest.flatten((list(args), dict(kwargs)))
         tensors = [leaf if isinstance(leaf, Tensor) else convert_to_tensor(leaf)
                    for leaf in flat if specs is not None or _is_tensor_like(leaf)]
         return concrete._call_flat(tensors)
+
+    def _relaxed(self, key):
+        """experimental_relax_shapes: the first call of a (dtypes, ranks) signature traces its
+        exact shapes; a later call with other shapes of the same ranks traces once with every
+        dimension unknown, and that trace serves all such calls. Returns (key, shapes)."""
+        traces = self._traces.get(get_default_graph(), {})
+        if key in traces:
+            return key, None
+        structure, leaves = key
+        relaxed = tuple(("tensor", item[1], None if item[2] is None else (None,) * len(item[2]))
+                        if item[0] == "tensor" else item for item in leaves)
+        seen = self._ranks_seen.setdefault(get_default_graph(), set())
+        if (structure, relaxed) not in seen:
+            seen.add((structure, relaxed))
+            return key, None
+        shapes = {index: tensor_shape.TensorShape(list(item[2]))
+                  for index, item in enumerate(relaxed)
+                  if item[0] == "tensor" and item[2] is not None}
+        return ("relaxed", structure, relaxed), shapes
 
     def experimental_get_tracing_count(self):
         return sum(len(traces) for traces in self._traces.values())
@@ -352,7 +388,7 @@ def function(func=None, input_signature=None, autograph=True, experimental_autog
     """`tf.function` (decorator or call): see the module docstring."""
     def decorate(python_function):
         return Function(python_function, name=name, input_signature=input_signature,
-                        autograph=autograph)
+                        autograph=autograph, relax_shapes=experimental_relax_shapes)
     return decorate if func is None else decorate(func)
 
 

@@ -240,3 +240,28 @@ def test_a_call_gradient_differentiates_only_the_inputs_the_walk_needs():
             sess.run(w.initializer)
             got_w, got_x = sess.run([grad_w, grad_x], {x: [5.0, 7.0]})
     assert got_w.tolist() == [5.0, 7.0] and got_x.tolist() == [2.0, 3.0]
+
+
+def test_relaxed_shapes_share_one_trace_per_rank():
+    traces = []
+
+    @tf.function(experimental_relax_shapes=True)
+    def total(x):
+        traces.append(x.shape.as_list())
+        return tf.reduce_sum(x)
+
+    class Unhashable:
+        __hash__ = None
+
+        @tf.function
+        def twice(self, x):
+            return x * 2.0
+
+    with tf.Graph().as_default():
+        sums = [total(tf.ones([n])) for n in (2, 3, 4, 3)] + [total(tf.ones([2, 2]))]
+        assert traces == [[2], [None], [2, 2]]
+        holder = Unhashable()
+        doubled = [holder.twice(tf.constant(1.0)) for _ in range(2)]
+        assert doubled[0].op.get_attr("f") is doubled[1].op.get_attr("f")  # one trace
+        with tf.Session() as sess:
+            assert sess.run(sums + doubled) == [2.0, 3.0, 4.0, 3.0, 4.0, 2.0, 2.0]
