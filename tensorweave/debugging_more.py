@@ -3,7 +3,8 @@
 - enable_check_numerics(): every op whose kernel runs in a plan bound afterwards (the first
   Session.run of a fetch signature, and every new one) has its floating-point outputs checked
   for NaN and Infinity; the first bad output raises InvalidArgumentError naming the op, the
-  output and where the op was created. Plans bound before the call are not checked.
+  output and where the op was created. Plans bound before the call are not checked, nor
+  ops that run in other processes (a remote worker's: enable it in that process).
 - experimental.enable_dump_debug_info(dump_root, tensor_debug_mode): the same hook writes one
   JSON line per op run to <dump_root>/ops.jsonl: op name and type, and per output its dtype
   and shape plus, by mode, nothing more (NO_TENSOR, SHAPE), whether it has NaN/Inf
