@@ -202,3 +202,26 @@ def test_break_and_continue_become_flags_in_graph_loops():
     assert tf.autograph.to_graph(first_power_above)(2, 10) == (16, 3)  # Python values
     source = tf.autograph.to_code(first_power_above)
     assert "break_" in source and "break" not in source.replace("break_", "")
+
+
+class Scaler:
+    def __init__(self, factor):
+        self.factor = factor
+
+    def apply(self, x):
+        if tf.reduce_sum(x) > 0:
+            return x * self.factor
+        return x
+
+
+def test_methods_trace_and_unconvertible_code(capsys):
+    with tf.Graph().as_default():
+        scaled = tf.autograph.to_graph(Scaler(3.0).apply)(tf.constant([1.0, 2.0]))
+        tf.autograph.trace("traced", 7)
+        assert _run(scaled).tolist() == [3.0, 6.0]
+    assert "traced 7" in capsys.readouterr().out
+    namespace = {}
+    exec("def made_by_exec(x):\n    return x + 1\n", namespace)  # no source file to read
+    with pytest.raises(OSError):
+        tf.autograph.to_graph(namespace["made_by_exec"])
+    tf.autograph.set_verbosity(0)
