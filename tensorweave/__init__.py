@@ -304,6 +304,30 @@ from tensorweave.ops.tensor_array import TensorArray  # noqa: E402,F401
 from tensorweave.ops.sequence_ops import reverse_sequence  # noqa: E402,F401
 from tensorweave.ops.map_fn_ops import map_fn, scan, foldl, foldr  # noqa: E402,F401
 
+# Quantized and narrow dtypes, tf.function and friends, session handles (issue 14).
+from tensorweave.framework.dtypes import (bfloat16, qint8, quint8, qint16, quint16,  # noqa: E402,F401
+                                          qint32, QUANTIZED_DTYPES)
+from tensorweave.ops.quantize_ops import (quantize, quantize_v2, dequantize,  # noqa: E402,F401
+                                          quantized_concat, to_bfloat16)
+from tensorweave.framework.function_trace import function, wrap_function  # noqa: E402,F401
+from tensorweave.ops.critical_section_ops import CriticalSection  # noqa: E402,F401
+from tensorweave.ops.variable_creator import variable_creator_scope  # noqa: E402,F401
+from tensorweave.ops.session_ops import (get_session_handle, get_session_tensor,  # noqa: E402,F401
+                                         delete_session_tensor)
+from tensorweave.ops.nn_extra_ops import extract_volume_patches  # noqa: E402,F401
+from tensorweave.ops.index_shuffle_ops import random_index_shuffle  # noqa: E402,F401
+from tensorweave.ops.linalg_more_ops import sqrtm as matrix_square_root  # noqa: E402,F401
+from tensorweave import sysconfig  # noqa: E402,F401
+from tensorweave.sysconfig import CXX11_ABI_FLAG, CXX_VERSION, MONOLITHIC_BUILD  # noqa: E402,F401
+from tensorweave.load_library import (load_op_library, load_library,  # noqa: E402,F401
+                                      load_file_system_library)
+from tensorweave import experimental  # noqa: E402,F401
+from tensorweave import autograph  # noqa: E402,F401
+from tensorweave.framework.dtypes import resource  # noqa: E402,F401
+from tensorweave.v2_switches import (enable_control_flow_v2, enable_eager_execution,  # noqa: E402,F401
+                                     enable_v2_behavior, enable_tensor_equality,
+                                     enable_v2_tensorshape, enable_resource_variables)
+
 # Ragged tensors (issue 14): tf.ragged, tf.RaggedTensor and the raw fill-empty-rows ops.
 from tensorweave import ragged  # noqa: E402,F401
 from tensorweave.ragged import RaggedTensor, RaggedTensorSpec  # noqa: E402,F401

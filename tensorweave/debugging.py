@@ -12,3 +12,9 @@ from tensorweave.ops.check_ops_more import (assert_rank_in, assert_same_float_dt
                                             assert_proper_iterable, is_non_decreasing,
                                             is_strictly_increasing)
 from tensorweave.framework.constant_op import is_numeric_tensor  # noqa: F401
+from tensorweave.debugging_more import (enable_check_numerics, disable_check_numerics,  # noqa: F401,E402
+                                        set_log_device_placement, get_log_device_placement,
+                                        enable_traceback_filtering,
+                                        disable_traceback_filtering,
+                                        is_traceback_filtering_enabled)
+from tensorweave import debugging_experimental as experimental  # noqa: F401,E402

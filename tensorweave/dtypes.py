@@ -7,3 +7,6 @@ from tensorweave.ops.math_ops import cast  # noqa: F401
 from tensorweave.ops.misc_ops import saturate_cast  # noqa: F401
 from tensorweave.ops.complex_ops import complex  # noqa: F401,E402,A004
 from tensorweave.ops.string_ops import as_string  # noqa: F401,E402
+from tensorweave.framework.dtypes import (bfloat16, qint8, quint8, qint16, quint16,  # noqa: F401,E402
+                                          qint32, QUANTIZED_DTYPES, resource)
+from tensorweave import dtypes_experimental as experimental  # noqa: F401,E402

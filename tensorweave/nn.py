@@ -56,3 +56,9 @@ from tensorweave.ops.rnn import dynamic_rnn  # noqa: F401,E402
 from tensorweave.ops.rnn_unrolled import (static_rnn, static_bidirectional_rnn,  # noqa: F401,E402
                                           bidirectional_dynamic_rnn)
 from tensorweave.ops.rnn_raw import raw_rnn  # noqa: F401,E402
+from tensorweave.ops.quantized_nn_ops import (quantized_conv2d, quantized_avg_pool,  # noqa: F401,E402
+                                              quantized_max_pool, quantized_relu_x)
+from tensorweave.ops.fractional_pool_ops import (fractional_max_pool,  # noqa: F401,E402
+                                                 fractional_avg_pool)
+from tensorweave.ops.nn_extra_ops import pool  # noqa: F401,E402
+from tensorweave import nn_experimental as experimental  # noqa: F401,E402

@@ -443,3 +443,8 @@ class Benchmark:
     def evaluate(self, tensors):
         """Runs `tensors` in the default session."""
         return tf.get_default_session().run(tensors)
+
+
+from tensorweave.test_extra import (StubOutForTesting, benchmark_config,  # noqa: E402,F401
+                                    disable_with_predicate, with_eager_op_as_function,
+                                    is_cpu_target_available, test_src_dir_path, experimental)

@@ -438,3 +438,38 @@ ESTIMATOR_AND_FEATURE_COLUMN = {
 @pytest.mark.parametrize("module,names", sorted(ESTIMATOR_AND_FEATURE_COLUMN.items()))
 def test_estimator_and_feature_column_names(module, names):
     _assert_names(module, names)
+
+
+QUANTIZATION_FUNCTIONS_AND_SETTINGS = {  # issue 14
+    "": "bfloat16 qint8 quint8 qint16 quint16 qint32 QUANTIZED_DTYPES resource quantize "
+        "quantize_v2 dequantize quantized_concat to_bfloat16 function wrap_function "
+        "CriticalSection variable_creator_scope get_session_handle get_session_tensor "
+        "delete_session_tensor extract_volume_patches matrix_square_root random_index_shuffle "
+        "load_op_library load_library load_file_system_library CXX11_ABI_FLAG CXX_VERSION "
+        "MONOLITHIC_BUILD autograph sysconfig experimental enable_control_flow_v2",
+    "quantization": "quantize dequantize quantize_and_dequantize quantize_and_dequantize_v2 "
+                    "quantized_concat fake_quant_with_min_max_args fake_quant_with_min_max_vars",
+    "dtypes": "bfloat16 qint8 quint8 qint16 quint16 qint32 QUANTIZED_DTYPES resource",
+    "dtypes.experimental": "float8_e4m3fn float8_e5m2 int4 uint4",
+    "nn": "pool fractional_max_pool fractional_avg_pool quantized_conv2d quantized_avg_pool "
+          "quantized_max_pool quantized_relu_x",
+    "nn.experimental": "stateless_dropout general_dropout",
+    "autograph": "to_graph to_code do_not_convert set_verbosity trace",
+    "autograph.experimental": "Feature do_not_convert set_loop_options",
+    "debugging": "enable_check_numerics disable_check_numerics set_log_device_placement "
+                 "get_log_device_placement is_traceback_filtering_enabled",
+    "debugging.experimental": "enable_dump_debug_info disable_dump_debug_info",
+    "test": "StubOutForTesting benchmark_config disable_with_predicate is_cpu_target_available "
+            "test_src_dir_path with_eager_op_as_function",
+    "config": "run_functions_eagerly functions_run_eagerly experimental_connect_to_cluster",
+    "config.experimental": "get_memory_info get_memory_usage reset_memory_stats "
+                           "set_device_policy get_device_policy ClusterDeviceFilters",
+    "config.optimizer": "set_jit get_jit set_experimental_options get_experimental_options",
+    "sysconfig": "get_include get_lib get_compile_flags get_link_flags get_build_info",
+    "experimental": "Optional function_executor_type output_all_intermediates async_scope",
+}
+
+
+@pytest.mark.parametrize("module,names", sorted(QUANTIZATION_FUNCTIONS_AND_SETTINGS.items()))
+def test_quantization_function_and_settings_names(module, names):
+    _assert_names(module, names)

@@ -12,3 +12,10 @@ from tensorweave.config.devices import (PhysicalDevice, LogicalDevice,  # noqa: 
                                         get_soft_device_placement, set_soft_device_placement)
 from tensorweave.config import threading  # noqa: F401
 from tensorweave.config import experimental  # noqa: F401
+from tensorweave.config import optimizer  # noqa: F401,E402
+from tensorweave.config.execution import (run_functions_eagerly,  # noqa: F401,E402
+                                          functions_run_eagerly,
+                                          experimental_run_functions_eagerly,
+                                          experimental_functions_run_eagerly,
+                                          experimental_connect_to_cluster,
+                                          experimental_connect_to_host)

@@ -31,3 +31,11 @@ def enable_tensor_float_32_execution(enabled):
 
 def tensor_float_32_execution_enabled():
     return _tf32[0]
+
+
+from tensorweave.config.memory import (get_memory_info, get_memory_usage,  # noqa: F401,E402
+                                       reset_memory_stats)
+from tensorweave.config.execution import (ClusterDeviceFilters, set_device_policy,  # noqa: F401,E402
+                                          get_device_policy, set_synchronous_execution,
+                                          get_synchronous_execution, enable_mlir_bridge,
+                                          disable_mlir_bridge)

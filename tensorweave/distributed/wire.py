@@ -97,7 +97,10 @@ def encode(value, encoding=RAW):
             return Payload(header, encoded)
     if array.dtype.byteorder == ">" or (_BIG_ENDIAN_HOST and array.dtype.byteorder == "="):
         array = array.astype(array.dtype.newbyteorder("<"))
-    return Payload(header, np.ascontiguousarray(array))
+    array = np.ascontiguousarray(array)
+    if array.dtype.kind == "V":  # bfloat16, float8_*: no buffer format; the header names it
+        array = array.view(np.dtype(f"u{array.dtype.itemsize}"))
+    return Payload(header, array)
 
 
 def _encode_float(array, encoding, header):

@@ -47,8 +47,10 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
     array = np.array(array, copy=True)
     array.flags.writeable = False
     graph = graph_lib.get_default_graph()
-    op = graph.create_op("Const", [], {"value": array, "dtype": dtypes.as_dtype(array.dtype)},
-                         name=name)
+    # A quantized dtype (qint8 ...) is stored in its NumPy integer: only the request names it.
+    quantized = dtype is not None and dtypes.as_dtype(dtype).is_quantized
+    op = graph.create_op("Const", [], {"value": array, "dtype": dtypes.as_dtype(
+        dtype if quantized else array.dtype)}, name=name)
     return op.outputs[0]
 
 

@@ -52,3 +52,8 @@ from tensorweave.kernels import compat_more  # noqa: F401
 from tensorweave.kernels import random_gamma  # noqa: F401
 from tensorweave.kernels import linalg_more  # noqa: F401
 from tensorweave.kernels import clustering, proto_ops, tensor_forest  # noqa: F401
+from tensorweave.kernels import quantize, quantized_nn  # noqa: F401
+from tensorweave.kernels import function_call  # noqa: F401
+from tensorweave.kernels import session_state  # noqa: F401
+from tensorweave.kernels import fractional_pool  # noqa: F401
+from tensorweave.kernels import index_shuffle  # noqa: F401

@@ -40,3 +40,9 @@ from tensorweave.ops import linalg_more_ops  # noqa: F401
 from tensorweave.ops import linalg_special_ops  # noqa: F401
 from tensorweave.ops import unicode_ops  # noqa: F401
 from tensorweave.ops import sparse_cross_ops  # noqa: F401
+from tensorweave.ops import quantize_ops, quantized_nn_ops  # noqa: F401
+from tensorweave.ops import function_call_ops  # noqa: F401
+from tensorweave.ops import critical_section_ops, variable_creator  # noqa: F401
+from tensorweave.ops import session_ops  # noqa: F401
+from tensorweave.ops import fractional_pool_ops  # noqa: F401
+from tensorweave.ops import index_shuffle_ops, nn_extra_ops  # noqa: F401

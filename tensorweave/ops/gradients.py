@@ -123,6 +123,10 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 if grad is None and _is_differentiable_dtype(tensor.dtype):
                     out_grads[i] = array_ops.zeros_like(tensor)
             scope = op.name + "_grad"
+            # A hint any rule may read: the inputs whose gradients this walk uses (a function
+            # call's rule then differentiates its body for those only).
+            op._needed_input_indices = frozenset(
+                i for i, t in enumerate(op.inputs) if t.op in between or t in xs)
             with graph.name_scope(scope):
                 if colocate_gradients_with_ops:
                     with graph.colocate_with(op):

@@ -10,9 +10,10 @@ from tensorweave.framework.constant_op import constant, convert_to_tensor
 from tensorweave.framework.constant_op import register_tensor_conversion_function
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.ops import array_ops, control_flow_ops, math_ops, state_ops
+from tensorweave.ops.variable_creator import VariableMetaclass
 
 
-class Variable:
+class Variable(metaclass=VariableMetaclass):
     """A mutable tensor whose value persists across `Session.run` calls."""
 
     def __init__(self, *args, **kwargs):

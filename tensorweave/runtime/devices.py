@@ -92,6 +92,7 @@ class ProcessDefaults:
         self.inter_op_threads = 0
         self.logical_cpus = None
         self.soft_placement = False
+        self.log_device_placement = False  # tf.debugging.set_log_device_placement
 
 
 process_defaults = ProcessDefaults()

@@ -260,6 +260,24 @@ def _descendants(nodes, index):
     return found
 
 
+# Observers of every op run, `observer(op, outputs)` after its kernel (tf.debugging's
+# enable_check_numerics and enable_dump_debug_info fill it): ops bound while it is empty, the
+# usual case, run their kernels unwrapped. Async kernels are not observed.
+OP_OBSERVERS = []
+
+
+def _observed(compute, op):
+    single = len(op.outputs) == 1
+
+    def observed(*args, **kw):
+        result = compute(*args, **kw)
+        outputs = [result] if single else list(result or ())
+        for observer in list(OP_OBSERVERS):
+            observer(op, outputs)
+        return result
+    return observed
+
+
 def bind_op(op, input_slots, output_slots, manager):
     """A Node running `op`'s kernel, with its resources bound (not its step context)."""
     kernel = kernel_registry.get_kernel(op.type)
@@ -309,6 +327,8 @@ def bind_op(op, input_slots, output_slots, manager):
                 return raw(*bound, *args, **kw)
     value_inputs = inputs[len(inputs) - len(input_slots):]
     compute = _reading_refs_when_run(compute, value_inputs, manager, kernel.step_context)
+    if OP_OBSERVERS and kernel.execution != ASYNC:
+        compute = _observed(compute, op)
     return Node(op, op.name, op.describe(), op.type, compute, list(input_slots), list(output_slots),
                 kwargs, kernel.execution, kernel.step_context)
 

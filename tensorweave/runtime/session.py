@@ -20,6 +20,7 @@ from tensorweave.framework import tensor_util
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.composite_tensor import CompositeTensor
+from tensorweave.ops.session_ops import wrap_fetched_handle
 from tensorweave.runtime import allocator
 from tensorweave.runtime import config as config_lib
 from tensorweave.runtime import devices as devices_lib
@@ -71,10 +72,12 @@ class BaseSession:
         self._default_controller = None
         self._devices = devices_lib.local_devices(self._config)
         self._device_set = devices_lib.DeviceSet(self._devices)
+        defaults = devices_lib.process_defaults
         self._placement = GraphPlacement(
             self._graph, self._device_set,
-            self._config.allow_soft_placement or devices_lib.process_defaults.soft_placement,
-            self._config.log_device_placement, self._config.graph_options.place_pruned_graph)
+            self._config.allow_soft_placement or defaults.soft_placement,
+            self._config.log_device_placement or defaults.log_device_placement,
+            self._config.graph_options.place_pruned_graph)
         self._runtime = None
         self._active_steps = set()
         self._steps_done = threading.Condition(self._lock)
@@ -265,10 +268,13 @@ class BaseSession:
         the structure from an iterator over the values, in the same order."""
         if isinstance(fetch, (graph_lib.Tensor, graph_lib.Operation, str)):
             try:
-                flat.append(self._graph.as_graph_element(fetch))
+                element = self._graph.as_graph_element(fetch)
             except KeyError as exc:  # TF: a name not in the graph is a ValueError here
                 raise ValueError(f"Fetch argument {fetch!r} cannot be interpreted as a Tensor. "
                                  f"({exc.args[0] if exc.args else exc})") from None
+            flat.append(element)
+            if isinstance(element, graph_lib.Tensor) and element.op.type == "GetSessionHandle":
+                return lambda values: wrap_fetched_handle(element, next(values), self)
             return next
         if isinstance(fetch, IndexedSlices):
             parts = [fetch.values, fetch.indices] + (
