@@ -30,3 +30,8 @@ from tensorweave.feature_column.contrib_columns import (  # noqa: F401,E402
     bucketized_column, input_from_feature_columns, infer_real_valued_columns_from_input)
 from tensorweave.contrib.layers.normalization_more import (  # noqa: F401,E402
     instance_norm, group_norm, unit_norm, maxout, linear, relu, relu6)
+from tensorweave.contrib.layers.layers_more import (  # noqa: F401,E402
+    convolution3d_transpose, conv3d_transpose, convolution2d_in_plane, conv2d_in_plane,
+    dense_to_sparse, scale_gradient, spatial_softmax, images_to_sequence, sequence_to_images,
+    legacy_fully_connected, legacy_linear, legacy_relu, embedding_lookup_unique)
+from tensorweave.ops.embedding_ops import safe_embedding_lookup_sparse  # noqa: F401,E402
