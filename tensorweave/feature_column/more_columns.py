@@ -76,7 +76,8 @@ def categorical_column_with_vocabulary_file(key, vocabulary_file, vocabulary_siz
         raise ValueError(f"{where}: invalid num_oov_buckets {num_oov_buckets}")
     if num_oov_buckets and default_value is not None:
         raise ValueError(f"{where}: can't specify both default_value and num_oov_buckets")
-    if default_value is not None and not 0 <= default_value < vocabulary_size:
+    if default_value is not None and default_value != -1 and \
+            not 0 <= default_value < vocabulary_size:
         raise ValueError(f"{where}: default_value {default_value} not in [0, "
                          f"{vocabulary_size})")
     dtype = dtypes.as_dtype(dtype)

@@ -27,7 +27,11 @@ from tensorweave.contrib.layers.summaries import (summarize_tensor,  # noqa: F40
 from tensorweave.feature_column.contrib_columns import (  # noqa: F401,E402
     real_valued_column, sparse_column_with_keys, sparse_column_with_hash_bucket,
     sparse_column_with_integerized_feature, one_hot_column, embedding_column,
-    bucketized_column, input_from_feature_columns, infer_real_valued_columns_from_input)
+    bucketized_column, input_from_feature_columns, infer_real_valued_columns_from_input,
+    crossed_column, sparse_column_with_vocabulary_file, weighted_sparse_column,
+    shared_embedding_columns, create_feature_spec_for_parsing,
+    parse_feature_columns_from_examples, check_feature_columns, infer_real_valued_columns,
+    weighted_sum_from_feature_columns, joint_weighted_sum_from_feature_columns)
 from tensorweave.contrib.layers.normalization_more import (  # noqa: F401,E402
     instance_norm, group_norm, unit_norm, maxout, linear, relu, relu6)
 from tensorweave.contrib.layers.layers_more import (  # noqa: F401,E402
