@@ -318,6 +318,7 @@ from tensorweave.ops.nn_extra_ops import extract_volume_patches  # noqa: E402,F4
 from tensorweave.ops.index_shuffle_ops import random_index_shuffle  # noqa: E402,F401
 from tensorweave.ops.linalg_more_ops import sqrtm as matrix_square_root  # noqa: E402,F401
 from tensorweave import sysconfig  # noqa: E402,F401
+from tensorweave import raw_ops  # noqa: E402,F401
 from tensorweave.sysconfig import CXX11_ABI_FLAG, CXX_VERSION, MONOLITHIC_BUILD  # noqa: E402,F401
 from tensorweave.load_library import (load_op_library, load_library,  # noqa: E402,F401
                                       load_file_system_library)
