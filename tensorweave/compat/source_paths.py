@@ -57,7 +57,7 @@ MODULES = {
     "python.ops.resource_variable_ops": ("tensorweave.ops.variables", _TOP),
     "python.ops.state_ops": (_TOP,),
     "python.ops.control_flow_ops": (_TOP,),
-    "python.ops.data_flow_ops": ("tensorweave.queue", _TOP),
+    "python.ops.data_flow_ops": ("tensorweave.queue", "tensorweave.ops.staging_ops", _TOP),
     "python.ops.random_ops": ("tensorweave.random", _TOP),
     "python.ops.clip_ops": (_TOP,),
     "python.ops.embedding_ops": ("tensorweave.nn",),

@@ -38,7 +38,6 @@ REPLACEMENTS = {
     "compiler": None,
     "graph_editor": None,
     "quantize": None,
-    "staging": None,
     "timeseries": None,
     "gan": None,
     "boosted_trees": None,
