@@ -16,7 +16,6 @@ REPLACEMENTS = {
     "bayesflow": None,
     "estimator": "tf.estimator",
     "lookup": "tf.lookup",
-    "summary": "tf.summary",
     "deprecated": "tf.summary",
     "hooks": "tf.train's SessionRunHooks",
     "nn": "tf.nn",
