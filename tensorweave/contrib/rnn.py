@@ -15,3 +15,7 @@ from tensorweave.contrib._rnn_cells import (EmbeddingWrapper, GRUBlockCell,  # n
                                            OutputProjectionWrapper,
                                            stack_bidirectional_dynamic_rnn,
                                            stack_bidirectional_rnn)
+from tensorweave.contrib._rnn_cells_more import (  # noqa: F401,E402
+    ConvLSTMCell, Conv1DLSTMCell, Conv2DLSTMCell, Conv3DLSTMCell, UGRNNCell, SRUCell,
+    IndRNNCell, IndyGRUCell, IndyLSTMCell, FusedRNNCellAdaptor, TimeReversedFusedRNN,
+    best_effort_input_batch_size)
