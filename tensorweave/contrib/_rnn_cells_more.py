@@ -1,14 +1,15 @@
-"""More of `tf.contrib.rnn`'s cells, with TF 1.x's variable names and equations:
-ConvLSTMCell (Conv1D/2D/3DLSTMCell; Shi et al. 2015), UGRNNCell (Collins et al. 2016),
+"""More of `tf.contrib.rnn`'s cells, with TF 1.x's variable names and equations: NASCell,
+AttentionCellWrapper, ConvLSTMCell (Conv1D/2D/3DLSTMCell; Shi et al. 2015), UGRNNCell (Collins et al. 2016),
 SRUCell (Lei et al. 2017), IndRNNCell, IndyGRUCell and IndyLSTMCell (Li et al. 2018:
 diagonal recurrent weights), and the fused-RNN adaptors (FusedRNNCellAdaptor,
 TimeReversedFusedRNN) with best_effort_input_batch_size."""
-from tensorweave.framework import dtypes, tensor_shape
+from tensorweave.contrib._rnn_cells import _ScopedWrapper, _linear
+from tensorweave.framework import dtypes, nest, tensor_shape
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.layers.convolutional import convolve
 from tensorweave.layers.rnn_cell_impl import LayerRNNCell, LSTMStateTuple
-from tensorweave.ops import (array_ops, conv_ops, init_ops, math_ops, nn_ops, slicing_ops,
-                             variable_scope)
+from tensorweave.ops import (array_ops, conv_ops, init_ops, math_ops, nn_ops, reduction_ops,
+                             slicing_ops, variable_scope)
 from tensorweave.ops.pad_tile_ops import reverse, tile
 from tensorweave.ops.rnn import dynamic_rnn
 from tensorweave.ops.rnn_unrolled import static_rnn
@@ -311,3 +312,122 @@ class TimeReversedFusedRNN:
         outputs, state = self._cell(self._reverse(inputs, sequence_length), initial_state,
                                     dtype, sequence_length, scope)
         return self._reverse(outputs, sequence_length), state
+
+
+class NASCell(LayerRNNCell):
+    """The recurrent cell found by neural architecture search (Zoph & Le, 2017): eight
+    transformations of the input and of the previous output combined in a fixed tree; an
+    optional output projection (num_proj)."""
+
+    _NAS_BASE = 8
+
+    def __init__(self, num_units, num_proj=None, use_biases=False, reuse=None, **kwargs):
+        super().__init__(_reuse=reuse, **kwargs)
+        self._num_units, self._num_proj, self._use_biases = num_units, num_proj, use_biases
+
+    @property
+    def state_size(self):
+        return LSTMStateTuple(self._num_units, self._num_proj or self._num_units)
+
+    @property
+    def output_size(self):
+        return self._num_proj or self._num_units
+
+    def build(self, inputs_shape):
+        depth, width = self._input_depth(inputs_shape), self._NAS_BASE * self._num_units
+        self._recurrent = self.add_weight("recurrent_kernel",
+                                          [self._num_proj or self._num_units, width])
+        self._kernel = self.add_weight("kernel", [depth, width])
+        if self._use_biases:
+            self._bias = self.add_weight("bias", [width],
+                                         initializer=init_ops.zeros_initializer())
+        if self._num_proj is not None:
+            self._projection = self.add_weight("projection_weights",
+                                               [self._num_units, self._num_proj])
+        self.built = True
+
+    def call(self, inputs, state):
+        c_prev, m_prev = state
+        m = math_ops.matmul(m_prev, self._recurrent)
+        if self._use_biases:
+            m = conv_ops.bias_add(m, self._bias)
+        m = slicing_ops.split(m, self._NAS_BASE, axis=1)
+        x = slicing_ops.split(math_ops.matmul(inputs, self._kernel), self._NAS_BASE, axis=1)
+        sigmoid, tanh, relu = math_ops.sigmoid, math_ops.tanh, nn_ops.relu
+        layer1 = [sigmoid(x[0] + m[0]), relu(x[1] + m[1]), sigmoid(x[2] + m[2]),
+                  relu(x[3] * m[3]), tanh(x[4] + m[4]), sigmoid(x[5] + m[5]),
+                  tanh(x[6] + m[6]), sigmoid(x[7] + m[7])]
+        l2_0 = tanh(tanh(layer1[0] * layer1[1]) + c_prev)
+        l2_1 = tanh(layer1[2] + layer1[3])
+        l2_2 = tanh(layer1[4] * layer1[5])
+        l2_3 = sigmoid(layer1[6] + layer1[7])
+        new_c = l2_0 * l2_1
+        new_m = tanh(new_c * tanh(l2_2 + l2_3))
+        if self._num_proj is not None:
+            new_m = math_ops.matmul(new_m, self._projection)
+        return new_m, LSTMStateTuple(new_c, new_m)
+
+
+class AttentionCellWrapper(_ScopedWrapper):
+    """Attention over the cell's last `attn_length` outputs (Bahdanau-style scores from the
+    new cell state): the input is mixed with the previous attention read, the output is a
+    projection of the cell output and the new read; state (cell state, read, window)."""
+
+    def __init__(self, cell, attn_length, attn_size=None, attn_vec_size=None,
+                 input_size=None, state_is_tuple=True, reuse=None):
+        super().__init__(cell, reuse)
+        if attn_length <= 0:
+            raise ValueError(f"attn_length should be greater than zero, got {attn_length}")
+        if not state_is_tuple:
+            raise ValueError("AttentionCellWrapper: state_is_tuple=False is not supported")
+        self._attn_length = attn_length
+        self._attn_size = attn_size or cell.output_size
+        self._attn_vec_size = attn_vec_size or self._attn_size
+        self._input_size = input_size
+
+    @property
+    def state_size(self):
+        return (self._cell.state_size, self._attn_size, self._attn_size * self._attn_length)
+
+    @property
+    def output_size(self):
+        return self._attn_size
+
+    def zero_state(self, batch_size, dtype):
+        zeros = array_ops.zeros
+        return (self._cell.zero_state(batch_size, dtype),
+                zeros([batch_size, self._attn_size], dtype=dtypes.as_dtype(dtype)),
+                zeros([batch_size, self._attn_size * self._attn_length],
+                      dtype=dtypes.as_dtype(dtype)))
+
+    def call(self, inputs, state):
+        state, attns, attn_states = state
+        attn_states = array_ops.reshape(attn_states, [-1, self._attn_length, self._attn_size])
+        input_size = self._input_size or inputs.shape.as_list()[1]
+        inputs = _linear([inputs, attns], input_size, bias=True)
+        cell_output, new_state = self._cell(inputs, state)
+        flat_state = slicing_ops.concat(nest.flatten(new_state), 1) \
+            if nest.is_sequence(new_state) else new_state
+        new_attns, new_attn_states = self._attention(flat_state, attn_states)
+        with variable_scope.variable_scope("attn_output_projection"):
+            output = _linear([cell_output, new_attns], self._attn_size, bias=True)
+        window = slicing_ops.concat([new_attn_states, array_ops.expand_dims(output, 1)], 1)
+        window = array_ops.reshape(window, [-1, self._attn_length * self._attn_size])
+        return output, (new_state, new_attns, window)
+
+    def _attention(self, query, attn_states):
+        with variable_scope.variable_scope("attention"):
+            k = variable_scope.get_variable("attn_w", [1, 1, self._attn_size,
+                                                       self._attn_vec_size])
+            v = variable_scope.get_variable("attn_v", [self._attn_vec_size])
+            hidden = array_ops.reshape(attn_states, [-1, self._attn_length, 1,
+                                                     self._attn_size])
+            features = conv_ops.conv2d(hidden, k, [1, 1, 1, 1], "SAME")
+            y = array_ops.reshape(_linear([query], self._attn_vec_size, bias=True),
+                                  [-1, 1, 1, self._attn_vec_size])
+            scores = reduction_ops.reduce_sum(v * math_ops.tanh(features + y), [2, 3])
+            weights = nn_ops.softmax(scores)
+            read = reduction_ops.reduce_sum(array_ops.reshape(
+                weights, [-1, self._attn_length, 1, 1]) * hidden, [1, 2])
+            return (array_ops.reshape(read, [-1, self._attn_size]),
+                    slicing_ops.slice_(attn_states, [0, 1, 0], [-1, -1, -1]))

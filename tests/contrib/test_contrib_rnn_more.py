@@ -126,3 +126,40 @@ def test_fused_adaptors_match_dynamic_rnn():
             f, b, r = sess.run([fused, backward, reference])
     np.testing.assert_allclose(f, r, rtol=1e-5)
     assert b.shape == (5, 2, 4) and np.abs(b[3:, 1]).max() == 0      # past its length
+
+
+def test_nas_cell_step_matches_its_tree():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3))
+    c0, m0 = rng.standard_normal((2, 4)), rng.standard_normal((2, 4))
+    out, (c, m), v = _step(R.NASCell(4, use_biases=True), x,
+                           tf.nn.rnn_cell.LSTMStateTuple(c0, m0))
+    p = "nas_cell/"
+    mm = np.split(m0 @ v[p + "recurrent_kernel"] + v[p + "bias"], 8, axis=1)
+    xx = np.split(x @ v[p + "kernel"], 8, axis=1)
+    relu = lambda a: np.maximum(a, 0)  # noqa: E731
+    l1 = [_sig(xx[0] + mm[0]), relu(xx[1] + mm[1]), _sig(xx[2] + mm[2]), relu(xx[3] * mm[3]),
+          np.tanh(xx[4] + mm[4]), _sig(xx[5] + mm[5]), np.tanh(xx[6] + mm[6]),
+          _sig(xx[7] + mm[7])]
+    want_c = np.tanh(np.tanh(l1[0] * l1[1]) + c0) * np.tanh(l1[2] + l1[3])
+    want_m = np.tanh(want_c * np.tanh(np.tanh(l1[4] * l1[5]) + _sig(l1[6] + l1[7])))
+    np.testing.assert_allclose(c, want_c, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out, want_m, rtol=1e-5, atol=1e-6)
+
+
+def test_attention_cell_wrapper_reads_its_window():
+    rng = np.random.default_rng(6)
+    with tf.Graph().as_default():
+        tf.set_random_seed(3)
+        cell = R.AttentionCellWrapper(tf.nn.rnn_cell.GRUCell(4), attn_length=3)
+        assert cell.output_size == 4 and cell.state_size[2] == 12
+        x = tf.constant(rng.standard_normal((2, 5, 3)), tf.float32)
+        outputs, (inner, read, window) = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+        names = sorted(v.op.name for v in tf.global_variables())
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            out, w = sess.run([outputs, window])
+    assert "rnn/attention_cell_wrapper/attention/attn_w" in names
+    assert "rnn/attention_cell_wrapper/attn_output_projection/kernel" in names
+    # the window holds the last attn_length outputs, newest last
+    np.testing.assert_allclose(w.reshape(2, 3, 4), out[:, 2:], rtol=1e-6)
