@@ -49,3 +49,4 @@ from tensorweave.kernels import lookup  # noqa: F401
 from tensorweave.kernels import compat_more  # noqa: F401
 from tensorweave.kernels import random_gamma  # noqa: F401
 from tensorweave.kernels import linalg_more  # noqa: F401
+from tensorweave.kernels import fused  # noqa: F401
