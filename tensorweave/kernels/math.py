@@ -165,7 +165,24 @@ def _reduction_kernel(fn, keep_dtype=True):
     return compute
 
 
-register_kernel("Sum")(_reduction_kernel(np.sum))
+def _sum(x, axis, keepdims):
+    """np.sum, except that a float sum over the leading axes of a large array (a bias gradient:
+    [batch, units] -> [units]) is one BLAS vector-matrix product, as nn.py's BiasAddGrad:
+    ndarray.sum(axis=0) runs ~6x slower."""
+    lead = len(axis)
+    if x.dtype.kind != "f" or x.dtype.itemsize < 4 or not 0 < lead < x.ndim or \
+            axis != tuple(range(lead)) or x.size < _BLAS_SUM_MIN:
+        return np.sum(x, axis=axis, keepdims=keepdims)
+    rows = x.reshape(-1, int(np.prod(x.shape[lead:])))
+    total = np.matmul(np.ones(rows.shape[0], x.dtype), rows)
+    kept = (1,) * lead if keepdims else ()
+    return total.reshape(kept + x.shape[lead:])
+
+
+_BLAS_SUM_MIN = 1 << 14
+
+
+register_kernel("Sum")(_reduction_kernel(_sum))
 register_kernel("Mean")(_reduction_kernel(np.mean))
 def _extremum(fn, lowest):
     """np.max / np.min, except that an empty reduction gives the dtype's lowest / highest
