@@ -1,7 +1,7 @@
 """Kernels that do in one pass what a chain of ops does in several: a MatMul or Conv2D with the
 bias add and activation that follow it (the plan-time rewrite in runtime/fusion.py puts them in
-the step: `_FusedMatMul`, `_FusedConv2D` in the step stats), and MaxPool keeping the position
-of each window's max for its gradient (`_MaxPoolWithMask`, `_MaxPoolGradWithMask`).
+the step: `_FusedMatMul`, `_FusedConv2D` in the step stats), and the gradient of max pooling
+with the gradient of the Relu under it (`_MaxPoolGradReluGrad`).
 
 The bias and activation run on each block of the product right after BLAS wrote it, while the
 block is still in cache, instead of two more passes over the whole output in memory. Large
@@ -11,7 +11,7 @@ when the product is tall, by columns otherwise (a dense layer: 64 rows, 1024 col
 import numpy as np
 
 from tensorweave.framework import errors
-from tensorweave.kernels import conv, intra_op
+from tensorweave.kernels import conv, intra_op, nn
 from tensorweave.kernels.registry import register_kernel
 
 ACTIVATIONS = ("", "Relu")
@@ -103,3 +103,14 @@ def fused_conv2d(input, filter, bias, *, strides, padding, data_format,  # noqa:
     finish = epilogue(bias, activation, "_FusedConv2D")
     return conv.conv2d_with(input, filter, strides, padding, data_format, dilations,
                             explicit_paddings, lambda block: finish(block, 0, block.shape[-1]))
+
+
+@register_kernel("_MaxPoolGradReluGrad")
+def max_pool_grad_relu_grad(orig_input, orig_output, grad, *, ksize, strides, padding,
+                            data_format):
+    """ReluGrad(MaxPoolGrad(x, y, grad), x) for x a Relu's output: each window's gradient goes
+    to a cell holding the window's max y, whose Relu gate (x > 0) is y > 0; gated on the pooled
+    values, before routing. (A NaN gradient still spreads as in the two ops: 0 * NaN.)"""
+    gated = np.multiply(grad, orig_output > 0, dtype=np.result_type(grad))
+    return nn.max_pool_grad(orig_input, orig_output, gated, ksize=ksize, strides=strides,
+                            padding=padding, data_format=data_format)

@@ -13,6 +13,12 @@ chain. Gradients read only the chain's inputs and its last output (MatMul's and 
 gradients read their inputs, BiasAdd's and Add's the incoming gradient, Relu's its output), so
 a training step fuses every dense and convolution layer of the usual form.
 
+The gradient of max pooling over a Relu's output, followed by the Relu's gradient, becomes one
+`_MaxPoolGradReluGrad`: a window's gradient goes to the cell holding its max, where the Relu's
+output equals the pooled value, so the Relu's gate (output > 0) can be applied to the pooled
+gradient before it is routed, on a quarter of the values for 2x2 pooling, instead of in a pass
+over the routed result.
+
 `enabled` turns the rewrite off (tests compare both paths).
 """
 import numpy as np
@@ -80,6 +86,16 @@ def plan(ops, kept):
         fusion = Fusion(chain, _HEADS[head.type], list(head.inputs) + [bias], attrs)
         for op in chain:
             fusions[op] = fusion
+    for pool_grad in ops:
+        relu_grad = sole_consumer(pool_grad) if pool_grad.type == "MaxPoolGrad" else None
+        if relu_grad is not None and relu_grad.type == "ReluGrad" and \
+                relu_grad.inputs[0] is pool_grad.outputs[0] and \
+                relu_grad.inputs[1] is pool_grad.inputs[0]:
+            attrs = {name: pool_grad.get_attr(name)
+                     for name in ("ksize", "strides", "padding", "data_format")}
+            fusion = Fusion([pool_grad, relu_grad], "_MaxPoolGradReluGrad", pool_grad.inputs,
+                            attrs)
+            fusions[pool_grad] = fusions[relu_grad] = fusion
     return fusions
 
 

@@ -6,7 +6,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.framework import errors
-from tensorweave.kernels import fused, intra_op
+from tensorweave.kernels import fused, intra_op, nn
 from tensorweave.runtime import fusion
 from tests.ops import conv_reference as ref
 
@@ -117,6 +117,26 @@ def test_fused_conv2d_non_contiguous_input_and_no_activation(two_threads):
     np.testing.assert_allclose(got, ref.conv2d(x, w) + bias, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("hw,window,stride,padding", [(8, 2, 2, "VALID"), (5, 2, 2, "SAME"),
+                                                     (7, 3, 2, "SAME"), (6, 3, 1, "VALID")])
+def test_max_pool_grad_relu_grad_equals_the_two_ops(hw, window, stride, padding):
+    rng = np.random.default_rng(8)
+    x = np.maximum(rng.standard_normal((3, hw, hw, 4)), 0).astype(np.float32)  # ties at 0
+    x[0, :3, :3] = 0  # a window of zeros only
+    attrs = {"ksize": [1, window, window, 1], "strides": [1, stride, stride, 1],
+             "padding": padding, "data_format": "NHWC"}
+    y = nn.max_pool(x, **attrs)
+    grad = rng.standard_normal(y.shape).astype(np.float32)
+    grad[1, 0, 0, 0] = np.nan
+    expected = nn.relu_grad(nn.max_pool_grad(x, y, grad, **attrs), x)
+    got = fused.max_pool_grad_relu_grad(x, y, grad, **attrs)
+    np.testing.assert_array_equal(got, expected)  # the same numbers, NaN positions included
+    reference = ref.max_pool_grad(x, np.where(y > 0, grad, 0), (window, window),
+                                  (stride, stride), padding)
+    finite = ~np.isnan(expected)
+    np.testing.assert_allclose(got[finite], (reference * (x > 0))[finite], rtol=1e-6)
+
+
 # --- the plan-time rewrite -----------------------------------------------------------------------
 def _model(x_value, bias_op="bias_add", dtype=tf.float32):
     """conv + bias + relu, then dense + bias + relu, dense + bias; returns (x, loss, logits)."""
@@ -127,7 +147,8 @@ def _model(x_value, bias_op="bias_add", dtype=tf.float32):
     b = tf.Variable(rng.standard_normal(4).astype(npdtype))
     h = tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME")
     h = tf.nn.relu(tf.nn.bias_add(h, b) if bias_op == "bias_add" else h + b)
-    h = tf.reshape(h, [-1, int(np.prod(x_value.shape[1:3])) * 4])
+    h = tf.nn.max_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")  # 5x5 -> 3x3: padded windows
+    h = tf.reshape(h, [-1, 3 * 3 * 4])
     w2 = tf.Variable(rng.standard_normal((int(h.shape[1]), 6)).astype(npdtype) * 0.1)
     b2 = tf.Variable(rng.standard_normal(6).astype(npdtype))
     h = tf.nn.relu(tf.matmul(h, w2) + b2)
@@ -168,7 +189,9 @@ def test_fused_and_unfused_steps_agree_and_stats_show_fusion(monkeypatch, batch,
         "_FusedConv2D"
     assert fused_types["MatMul+Add+Relu"] == "_FusedMatMul"
     assert fused_types["MatMul_1+BiasAdd"] == "_FusedMatMul"  # no activation follows
+    assert fused_types["gradients/MaxPool_grad/MaxPoolGrad+ReluGrad"] == "_MaxPoolGradReluGrad"
     assert "Relu" not in fused_types and add not in fused_types
+    assert plain_types["gradients/MaxPool_grad/MaxPoolGrad"] == "MaxPoolGrad"
     assert "_FusedConv2D" not in plain_types.values() and plain_types["Conv2D"] == "Conv2D"
 
 
