@@ -83,7 +83,7 @@ def matmul(a, b, finish=None, out=None):
     return out
 
 
-@register_kernel("_FusedMatMul")
+@register_kernel("_FusedMatMul", plan_only=True)
 def fused_matmul(a, b, bias, *, transpose_a, transpose_b, activation):
     """activation(a @ b + bias): MatMul, then BiasAdd or Add of a vector, then an activation."""
     a, b = np.asarray(a), np.asarray(b)
@@ -95,7 +95,7 @@ def fused_matmul(a, b, bias, *, transpose_a, transpose_b, activation):
     return matmul(a, b, epilogue(bias, activation, "_FusedMatMul"))
 
 
-@register_kernel("_FusedConv2D")
+@register_kernel("_FusedConv2D", plan_only=True)
 def fused_conv2d(input, filter, bias, *, strides, padding, data_format,  # noqa: A002
                  dilations, explicit_paddings, activation):
     """activation(conv2d(input, filter) + bias), the bias on the channel axis."""
@@ -105,7 +105,7 @@ def fused_conv2d(input, filter, bias, *, strides, padding, data_format,  # noqa:
                             explicit_paddings, lambda block: finish(block, 0, block.shape[-1]))
 
 
-@register_kernel("_MaxPoolGradReluGrad")
+@register_kernel("_MaxPoolGradReluGrad", plan_only=True)
 def max_pool_grad_relu_grad(orig_input, orig_output, grad, *, ksize, strides, padding,
                             data_format):
     """ReluGrad(MaxPoolGrad(x, y, grad), x) for x a Relu's output: each window's gradient goes

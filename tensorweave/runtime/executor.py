@@ -327,7 +327,7 @@ def bind_op(op, input_slots, output_slots, manager):
 
 def bind_fused(fused, input_slots, output_slot, manager):
     """A Node running a fused chain's kernel (fusion.py); errors name the chain's first op."""
-    kernel = kernel_registry.get_kernel(fused.op_type)
+    kernel = kernel_registry.get_plan_kernel(fused.op_type)
     compute = _reading_refs_when_run(kernel.compute, fused.inputs, manager, False)
     label = f"{fused.ops[0].describe()} (fused with {', '.join(op.name for op in fused.ops[1:])})"
     node = Node(fused.ops[0], fused.name, label, fused.op_type, compute, list(input_slots),
