@@ -7,7 +7,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.framework import errors
 from tensorweave.kernels import fused, intra_op, nn
-from tensorweave.runtime import fusion
+from tensorweave.runtime import fusion, step_plan
 from tests.ops import conv_reference as ref
 
 pytestmark = pytest.mark.timeout(120)
@@ -193,6 +193,18 @@ def test_fused_and_unfused_steps_agree_and_stats_show_fusion(monkeypatch, batch,
     assert "Relu" not in fused_types and add not in fused_types
     assert plain_types["gradients/MaxPool_grad/MaxPoolGrad"] == "MaxPoolGrad"
     assert "_FusedConv2D" not in plain_types.values() and plain_types["Conv2D"] == "Conv2D"
+
+
+def test_fused_step_on_the_parallel_lanes_agrees(monkeypatch):
+    """The step estimated long runs on the device's lanes (scheduler.py), where the fused nodes'
+    dependencies, not the plan's order, decide when they run."""
+    plain_values, _ = _run_model(False, monkeypatch, batch=4)
+    monkeypatch.setattr(step_plan, "LANES_MIN_ESTIMATED_SECONDS", 0.0)
+    monkeypatch.setattr(step_plan, "_worth_lanes", lambda *args: True)
+    fused_values, types = _run_model(True, monkeypatch, batch=4)
+    assert types["MatMul+Add+Relu"] == "_FusedMatMul"
+    for got, expected in zip(fused_values, plain_values):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("fetched", ["Conv2D", "BiasAdd"])
