@@ -49,7 +49,7 @@ def _check_bias(bias, channels, op):
     return bias
 
 
-def matmul(a, b, finish=None, out=None):
+def matmul(a, b, finish=None):
     """a @ b for 2-D `a` and `b` (views of transposes included: BLAS takes them by its
     transpose flags), split over the intra-op threads when large; `finish(block, lo, hi)` runs
     on each block of the product (columns lo:hi of it) right after it is written."""
@@ -57,8 +57,7 @@ def matmul(a, b, finish=None, out=None):
         raise ValueError(f"Matrix size-incompatible: In[0]: {list(a.shape)}, "
                          f"In[1]: {list(b.shape)}")
     rows, columns = a.shape[0], b.shape[1]
-    if out is None:
-        out = np.empty((rows, columns), dtype=np.result_type(a, b))
+    out = np.empty((rows, columns), dtype=np.result_type(a, b))
     flops = 2.0 * rows * columns * a.shape[1]
     by_rows = rows >= columns
     bounds = intra_op.batch_bounds(rows if by_rows else columns, flops, _MIN_CHUNK_FLOPS,
