@@ -4,6 +4,7 @@ compat.v1 layers need the separate tf_keras package), alternating in one process
 
     python benchmarks/bench_lenet.py                  # tensorweave only
     python benchmarks/bench_lenet.py --compare-tf     # both; builds benchmarks/.venv-tf once
+    python benchmarks/bench_lenet.py --compare-tf --profile 20   # per-op-type kernel times
 
 Run with `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE` on machines that pin an older OpenBLAS
 core type (see bench_foundation.py, whose venv and helpers this reuses).
@@ -36,6 +37,8 @@ import statistics
 import subprocess
 import sys
 import time
+import types
+import unittest.mock
 
 import numpy as np
 
@@ -107,6 +110,70 @@ def measure(tf, steps, seconds_floor, intra_op_threads=None):
                     return done / elapsed, (time.process_time() - cpu_start) / done * 1e3
 
 
+def kernel_profile(tf, steps):
+    """{op type: ms} of one step on one thread (intra- and inter-op), each op's time the
+    minimum over `steps` traced steps (a preempted run of an op is not its cost), summed over
+    the ops of each type; the executors' own step stats (FULL_TRACE) give the times. For
+    tensorweave they are read from the running thread's CPU clock (the same figure on a quiet
+    machine, and one that other load inflates far less); TF's are wall times."""
+    if framework_name(tf) == "tensorweave":
+        from tensorweave.runtime import executor, scheduler
+        clock = types.SimpleNamespace(perf_counter=time.thread_time)
+        with unittest.mock.patch.object(executor, "time", clock), \
+                unittest.mock.patch.object(scheduler, "time", clock):
+            return _kernel_profile(tf, steps)
+    return _kernel_profile(tf, steps)
+
+
+def _kernel_profile(tf, steps):
+    graph = tf.Graph()
+    with graph.as_default():
+        setup, step = lenet(tf, np.random.default_rng(0))
+        config = tf.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
+        with tf.Session(graph=graph, config=config) as sess:
+            setup(sess)
+            run, best = sess.run, {}
+            options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+            for i in range(steps + 3):
+                metadata = tf.RunMetadata()
+                sess.run = lambda *a, **k: run(*a, options=options, run_metadata=metadata, **k)
+                step(sess, i)
+                sess.run = run
+                if i < 3:  # warm-up
+                    continue
+                for device in metadata.step_stats.dev_stats:
+                    for node in device.node_stats:
+                        key = (node.timeline_label.split("(")[0].split(" = ")[-1].strip()
+                               if framework_name(tf) == "tensorflow" else node.timeline_label,
+                               node.node_name)
+                        best[key] = min(best.get(key, 1e9), node.all_end_rel_micros / 1e3)
+    by_type = {}
+    for (op_type, _), ms in best.items():
+        by_type[op_type] = by_type.get(op_type, 0.0) + ms
+    return by_type
+
+
+def framework_name(tf):
+    return "tensorweave" if tf.__name__.startswith("tensorweave") else "tensorflow"
+
+
+def print_profile(frameworks, steps):
+    profiles = {name: kernel_profile(module, steps) for name, module in frameworks}
+    names = [name for name, _ in frameworks]
+    print(f"| op type (ms per step, one thread, min over {steps} traced steps; tensorweave: "
+          f"thread CPU time, TF: wall time) | " +
+          " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    types = sorted({t for p in profiles.values() for t in p},
+                   key=lambda t: -max(p.get(t, 0.0) for p in profiles.values()))
+    for op_type in types:
+        if max(p.get(op_type, 0.0) for p in profiles.values()) >= 0.05:
+            print(f"| {op_type} | " + " | ".join(
+                f"{profiles[n][op_type]:.2f}" if op_type in profiles[n] else "" for n in names) +
+                " |")
+    print("| total | " + " | ".join(f"{sum(profiles[n].values()):.1f}" for n in names) + " |")
+
+
 def _import(framework):
     if framework == "tensorweave":
         import tensorweave
@@ -153,6 +220,9 @@ def main():
     parser.add_argument("--seconds", type=float, default=3.0, help="minimum seconds per sample")
     parser.add_argument("--in-venv", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--rss-child", help=argparse.SUPPRESS)
+    parser.add_argument("--profile", type=int, metavar="STEPS", default=0,
+                        help="print per-op-type kernel times of STEPS traced one-thread steps "
+                             "instead of the rates")
     args = parser.parse_args()
     if args.rss_child:
         rss_child(args.rss_child, args.steps)
@@ -161,9 +231,16 @@ def main():
         python = ensure_tf_venv()
         os.execv(python, [python, __file__, "--compare-tf", "--in-venv", "--rounds",
                           str(args.rounds), "--steps", str(args.steps), "--seconds",
-                          str(args.seconds)])
+                          str(args.seconds), "--profile", str(args.profile)])
 
     tensorweave = _import("tensorweave")
+    if args.profile:
+        frameworks = [("tensorweave", tensorweave)]
+        if args.compare_tf:
+            import tensorflow
+            frameworks.append((f"tensorflow {tensorflow.__version__}", _import("tensorflow")))
+        print_profile(frameworks, args.profile)
+        return
     # (label, module, intra-op threads or None for the default, child-process RSS name)
     variants = [("tensorweave", tensorweave, None, "tensorweave"),
                 ("tensorweave, intra_op_parallelism_threads=1", tensorweave, 1, None)]

@@ -253,13 +253,24 @@ def _conv_chunks(batch, out_h, out_w, filter_shape):
 @register_kernel("Conv2D")
 def conv2d(input, filter, *, strides, padding, data_format, dilations,  # noqa: A002
            explicit_paddings):
+    return conv2d_with(input, filter, strides, padding, data_format, dilations,
+                       explicit_paddings)
+
+
+def conv2d_with(input, filter, strides, padding, data_format, dilations,  # noqa: A002
+                explicit_paddings, finish=None):
+    """Conv2D; `finish(block)` (fused.py: bias and activation) runs in place on each NHWC
+    block of the output right after its products are written, while it is in cache."""
     attrs = _conv_attrs(strides, padding, data_format, dilations, explicit_paddings)
     x = to_nhwc(input, data_format)
     _check_depth(x, filter.shape, "Conv2D")
     plan, key = window_plan_for(x, filter.shape[:2], attrs)
     n, out_channels = x.shape[0], filter.shape[3]
     out = np.empty((n, plan.out_h, plan.out_w, out_channels), dtype=filter.dtype)
-    return _split_batch(_conv2d_into, x, filter, plan, key, out, data_format)
+
+    def compute(x, filter, plan, key, out):
+        _conv2d_into(x, filter, plan, key, out, finish)
+    return _split_batch(compute, x, filter, plan, key, out, data_format)
 
 
 def _split_batch(compute, source, filter, plan, key, out, data_format):
@@ -270,14 +281,17 @@ def _split_batch(compute, source, filter, plan, key, out, data_format):
     return from_nhwc(out, data_format)
 
 
-def _conv2d_into(x, filter, plan, key, out):
-    """The convolution of the NHWC `x` written into the contiguous NHWC `out`."""
+def _conv2d_into(x, filter, plan, key, out, finish=None):
+    """The convolution of the NHWC `x` written into the contiguous NHWC `out`; `finish` as in
+    conv2d_with."""
     kernel_h, kernel_w, depth, out_channels = filter.shape
     if kernel_w * depth < out_channels:
         for lo, hi in _image_blocks(x.shape[0], plan.out_h * plan.out_w * filter[..., 0].size):
             cols = _im2col(x[lo:hi], kernel_h, kernel_w, plan, key)
             np.matmul(cols.T, filter.reshape(-1, out_channels),
                       out=out[lo:hi].reshape(-1, out_channels))
+            if finish is not None:
+                finish(out[lo:hi])
         return
     weights = filter.reshape(kernel_h, kernel_w * depth, out_channels)
     pieces = _row_pieces(plan, 0, plan.out_h)
@@ -287,6 +301,8 @@ def _conv2d_into(x, filter, plan, key, out):
         total = _sum_row_products(pieces, plan.out_h, cols, weights, (hi - lo) * plan.out_w)
         np.copyto(out[lo:hi], total.reshape(plan.out_h, hi - lo, plan.out_w,
                                             out_channels).transpose(1, 0, 2, 3))
+        if finish is not None:
+            finish(out[lo:hi])
 
 
 # Images per block of the row-decomposed products: the columns of one block (~1 MB) stay in the

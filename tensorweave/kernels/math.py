@@ -7,6 +7,7 @@ here do not pay for their own."""
 import numpy as np
 
 from tensorweave.framework import errors
+from tensorweave.kernels import fused
 from tensorweave.kernels.registry import register_kernel
 
 UNARY = {
@@ -132,10 +133,7 @@ def matmul(a, b, *, transpose_a, transpose_b):
         a = a.T
     if transpose_b:
         b = b.T
-    if a.shape[1] != b.shape[0]:
-        raise ValueError(f"Matrix size-incompatible: In[0]: {list(a.shape)}, "
-                         f"In[1]: {list(b.shape)}")
-    return np.matmul(a, b)
+    return fused.matmul(a, b)  # split over the intra-op threads when large
 
 
 @register_kernel("BatchMatMulV2")
@@ -167,7 +165,24 @@ def _reduction_kernel(fn, keep_dtype=True):
     return compute
 
 
-register_kernel("Sum")(_reduction_kernel(np.sum))
+def _sum(x, axis, keepdims):
+    """np.sum, except that a float sum over the leading axes of a large array (a bias gradient:
+    [batch, units] -> [units]) is one BLAS vector-matrix product, as nn.py's BiasAddGrad:
+    ndarray.sum(axis=0) runs ~6x slower."""
+    lead = len(axis)
+    if x.dtype.kind != "f" or x.dtype.itemsize < 4 or not 0 < lead < x.ndim or \
+            axis != tuple(range(lead)) or x.size < _BLAS_SUM_MIN:
+        return np.sum(x, axis=axis, keepdims=keepdims)
+    rows = x.reshape(-1, int(np.prod(x.shape[lead:])))
+    total = np.matmul(np.ones(rows.shape[0], x.dtype), rows)
+    kept = (1,) * lead if keepdims else ()
+    return total.reshape(kept + x.shape[lead:])
+
+
+_BLAS_SUM_MIN = 1 << 14
+
+
+register_kernel("Sum")(_reduction_kernel(_sum))
 register_kernel("Mean")(_reduction_kernel(np.mean))
 def _extremum(fn, lowest):
     """np.max / np.min, except that an empty reduction gives the dtype's lowest / highest

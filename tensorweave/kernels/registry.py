@@ -64,11 +64,15 @@ class Kernel:
 
 
 _KERNELS = {}
+_PLAN_KERNELS = {}  # kernels that only the plan-time rewrite binds (runtime/fusion.py)
 
 
 def register_kernel(op_type, resource=None, forwards_input=False, num_refs=None,
-                    resource_factory=None, step_context=False, execution="sync"):
-    """Decorator: registers `compute` as the kernel of `op_type`."""
+                    resource_factory=None, step_context=False, execution="sync",
+                    plan_only=False):
+    """Decorator: registers `compute` as the kernel of `op_type`. A `plan_only` kernel runs a
+    chain of ops fused when a step is planned (kernels/fused.py): no graph op has its type, so
+    it is not among the op kernels (`get_plan_kernel` finds it)."""
     if resource not in RESOURCE_KINDS:
         raise ValueError(f"Unknown resource kind {resource!r} for kernel {op_type!r}")
     if (resource == "resource") != (resource_factory is not None):
@@ -81,7 +85,7 @@ def register_kernel(op_type, resource=None, forwards_input=False, num_refs=None,
                          "must see the step's cancellation)")
 
     def decorate(compute):
-        if op_type in _KERNELS:
+        if op_type in _KERNELS or op_type in _PLAN_KERNELS:
             raise ValueError(f"Kernel for {op_type!r} is registered twice")
         params = inspect.signature(compute).parameters.values()
         attr_names = tuple(p.name for p in params
@@ -89,7 +93,7 @@ def register_kernel(op_type, resource=None, forwards_input=False, num_refs=None,
                                                                 p.name == "done"))
         refs = num_refs if num_refs is not None else (
             1 if resource in ("variable_ref", "resource_ref") else 0)
-        _KERNELS[op_type] = Kernel(op_type, compute, attr_names, resource, forwards_input, refs,
+        (_PLAN_KERNELS if plan_only else _KERNELS)[op_type] = Kernel(op_type, compute, attr_names, resource, forwards_input, refs,
                                    resource_factory, step_context, execution)
         return compute
 
@@ -98,6 +102,10 @@ def register_kernel(op_type, resource=None, forwards_input=False, num_refs=None,
 
 def get_kernel(op_type):
     return _KERNELS.get(op_type)
+
+
+def get_plan_kernel(op_type):
+    return _PLAN_KERNELS.get(op_type)
 
 
 def registered_kernel_types():

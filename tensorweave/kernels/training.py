@@ -44,7 +44,28 @@ def _blocked(var, *others):
         var.size, var.size, _BLOCK, multiple=_BLOCK)
 
 
-def _momentum_step(var, accum, lr, grad, momentum, use_nesterov):
+def _update(step, var, slots, grad, *hyper):
+    """step(var, *slots, grad, *hyper) updating `var` and its `slots` in place: in one call
+    when small, else block by block over flat views, the blocks split over the intra-op
+    threads. Returns `var`."""
+    grad = np.asarray(grad)
+    blocked = _blocked(var, *slots)
+    if blocked is None:
+        step(var, *slots, grad, *hyper)
+        return var
+    flats, bounds = blocked
+    flat_grad = grad.reshape(-1)
+
+    def chunk(lo, hi):
+        for start in range(lo, hi, _BLOCK):
+            block = slice(start, min(start + _BLOCK, hi))
+            step(*[flat[block] for flat in flats], flat_grad[block], *hyper)
+
+    intra_op.run_chunks(chunk, bounds)
+    return var
+
+
+def _momentum_step(var, accum, grad, lr, momentum, use_nesterov):
     accum *= momentum
     accum += grad
     if use_nesterov:
@@ -56,21 +77,7 @@ def _momentum_step(var, accum, lr, grad, momentum, use_nesterov):
 @register_kernel("ApplyMomentum", resource="variable_ref", num_refs=2)
 def apply_momentum(var_cell, accum_cell, lr, grad, momentum, *, use_locking, use_nesterov):
     var, accum = _check(var_cell, grad), _slot(accum_cell)
-    blocked = _blocked(var, accum)
-    if blocked is None:
-        _momentum_step(var, accum, lr, grad, momentum, use_nesterov)
-        return var
-    (flat_var, flat_accum), bounds = blocked
-    flat_grad = np.asarray(grad).reshape(-1)
-
-    def chunk(lo, hi):
-        for start in range(lo, hi, _BLOCK):
-            block = slice(start, min(start + _BLOCK, hi))
-            _momentum_step(flat_var[block], flat_accum[block], lr, flat_grad[block], momentum,
-                           use_nesterov)
-
-    intra_op.run_chunks(chunk, bounds)
-    return var
+    return _update(_momentum_step, var, (accum,), grad, lr, momentum, use_nesterov)
 
 
 def _adam_step(var, m, v, grad, lr_t, beta1, beta2, epsilon, use_nesterov):
@@ -101,50 +108,37 @@ def apply_adam(var_cell, m_cell, v_cell, beta1_power, beta2_power, lr, beta1, be
                grad, *, use_locking, use_nesterov):
     var, m, v = _check(var_cell, grad), _slot(m_cell), _slot(v_cell)
     lr_t = lr * np.sqrt(1 - beta2_power) / (1 - beta1_power)
-    grad = np.asarray(grad)
-    blocked = _blocked(var, m, v)
-    if blocked is None:
-        _adam_step(var, m, v, grad, lr_t, beta1, beta2, epsilon, use_nesterov)
-        return var
-    (flat_var, flat_m, flat_v), bounds = blocked
-    flat_grad = grad.reshape(-1)
+    return _update(_adam_step, var, (m, v), grad, lr_t, beta1, beta2, epsilon, use_nesterov)
 
-    def chunk(lo, hi):
-        for start in range(lo, hi, _BLOCK):
-            block = slice(start, min(start + _BLOCK, hi))
-            _adam_step(flat_var[block], flat_m[block], flat_v[block], flat_grad[block], lr_t,
-                       beta1, beta2, epsilon, use_nesterov)
 
-    intra_op.run_chunks(chunk, bounds)
-    return var
+def _adagrad_step(var, accum, grad, lr, update_slots):
+    if update_slots:
+        accum += np.square(grad)
+    var -= grad * lr / np.sqrt(accum)
 
 
 @register_kernel("ApplyAdagrad", resource="variable_ref", num_refs=2)
 def apply_adagrad(var_cell, accum_cell, lr, grad, *, use_locking, update_slots):
     var, accum = _check(var_cell, grad), _slot(accum_cell)
-    if update_slots:
-        accum += np.square(grad)
-    var -= grad * lr / np.sqrt(accum)
-    return var
+    return _update(_adagrad_step, var, (accum,), grad, lr, update_slots)
+
+
+def _rms_prop_step(var, ms, mom, grad, lr, rho, momentum, epsilon):
+    ms *= rho
+    ms += np.square(grad) * (1 - rho)
+    mom *= momentum
+    mom += grad * lr / np.sqrt(ms + epsilon)
+    var -= mom
 
 
 @register_kernel("ApplyRMSProp", resource="variable_ref", num_refs=3)
 def apply_rms_prop(var_cell, ms_cell, mom_cell, lr, rho, momentum, epsilon, grad, *,
                    use_locking):
     var, ms, mom = _check(var_cell, grad), _slot(ms_cell), _slot(mom_cell)
-    ms *= rho
-    ms += np.square(grad) * (1 - rho)
-    mom *= momentum
-    mom += grad * lr / np.sqrt(ms + epsilon)
-    var -= mom
-    return var
+    return _update(_rms_prop_step, var, (ms, mom), grad, lr, rho, momentum, epsilon)
 
 
-@register_kernel("ApplyCenteredRMSProp", resource="variable_ref", num_refs=4)
-def apply_centered_rms_prop(var_cell, mg_cell, ms_cell, mom_cell, lr, rho, momentum, epsilon,
-                            grad, *, use_locking):
-    var = _check(var_cell, grad)
-    mg, ms, mom = _slot(mg_cell), _slot(ms_cell), _slot(mom_cell)
+def _centered_rms_prop_step(var, mg, ms, mom, grad, lr, rho, momentum, epsilon):
     mg *= rho
     mg += grad * (1 - rho)
     ms *= rho
@@ -152,4 +146,11 @@ def apply_centered_rms_prop(var_cell, mg_cell, ms_cell, mom_cell, lr, rho, momen
     mom *= momentum
     mom += grad * lr / np.sqrt(ms - np.square(mg) + epsilon)
     var -= mom
-    return var
+
+
+@register_kernel("ApplyCenteredRMSProp", resource="variable_ref", num_refs=4)
+def apply_centered_rms_prop(var_cell, mg_cell, ms_cell, mom_cell, lr, rho, momentum, epsilon,
+                            grad, *, use_locking):
+    var = _check(var_cell, grad)
+    slots = (_slot(mg_cell), _slot(ms_cell), _slot(mom_cell))
+    return _update(_centered_rms_prop_step, var, slots, grad, lr, rho, momentum, epsilon)

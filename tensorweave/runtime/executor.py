@@ -14,7 +14,7 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.kernels import registry as kernel_registry
-from tensorweave.runtime import resources
+from tensorweave.runtime import fusion, resources
 
 SYNC, BLOCKING, ASYNC = "sync", "blocking", "async"
 
@@ -22,7 +22,7 @@ SYNC, BLOCKING, ASYNC = "sync", "blocking", "async"
 class Node:
     __slots__ = ("index", "op", "name", "label", "op_type", "compute", "input_slots",
                  "output_slots", "kwargs", "single", "execution", "needs_step", "consumers",
-                 "num_deps")
+                 "num_deps", "fused")
 
     def __init__(self, op, name, label, op_type, compute, input_slots, output_slots, kwargs,
                  execution=SYNC, needs_step=False):
@@ -39,6 +39,7 @@ class Node:
         self.needs_step = needs_step
         self.consumers = []
         self.num_deps = 0
+        self.fused = None         # the ops a fused node runs (fusion.py), else None
 
 
 def prune(fetch_tensors, target_ops, feed_tensors):
@@ -102,6 +103,7 @@ class PartitionPlan:
             for tensor in op.outputs:
                 if tensor not in slots:  # a fed output keeps its feed slot
                     slots[tensor] = len(slots)
+        fusions = fusion.plan(part.ops, set(part.fetches) | sent | set(part.feeds))
         nodes = []
         node_of = {}  # op, or the tensor / control producer a Recv stands for -> node index
         for key, transfer in part.recvs.items():
@@ -114,24 +116,34 @@ class PartitionPlan:
             # (Assign, Apply*) find its storage directly (this lets an initializer run).
             if kernel is not None and kernel.resource == "variable" and op not in value_used:
                 continue
-            input_slots = [slots[t] if t in slots else slots[("recv", t)] for t in op.inputs]
-            node = bind_op(op, input_slots, [slots[t] for t in op.outputs], resource_manager)
+            fused = fusions.get(op)
+            if fused is not None and op is not fused.ops[-1]:
+                continue  # bound with the chain's last op, when all its inputs are ready
+            chain = fused.ops if fused is not None else (op,)
+            inputs = fused.inputs if fused is not None else op.inputs
+            input_slots = [slots[t] if t in slots else slots[("recv", t)] for t in inputs]
+            if fused is not None:
+                node = bind_fused(fused, input_slots, slots[fused.output], resource_manager)
+            else:
+                node = bind_op(op, input_slots, [slots[t] for t in op.outputs], resource_manager)
             if op.type == "While" and node.kwargs.get("back_prop") and \
                     op.outputs[-1] not in tensors_used:
                 # No WhileGrad of this step reads the loop's history: do not keep every
                 # iteration's values (a long loop without a gradient would hold them all).
                 node.kwargs = dict(node.kwargs, back_prop=False)
             deps = set()
-            for tensor in op.inputs:
-                dep = node_of.get(tensor.op, node_of.get(("recv", tensor)))
-                if dep is not None:
-                    deps.add(dep)
-            for control in op.control_inputs:
-                dep = node_of.get(control, node_of.get(("recv", control)))
-                if dep is not None:
-                    deps.add(dep)
+            for member in chain:
+                for tensor in member.inputs:
+                    dep = node_of.get(tensor.op, node_of.get(("recv", tensor)))
+                    if dep is not None and tensor.op not in chain:
+                        deps.add(dep)
+                for control in member.control_inputs:
+                    dep = node_of.get(control, node_of.get(("recv", control)))
+                    if dep is not None:
+                        deps.add(dep)
             self._add(nodes, node, deps)
-            node_of[op] = node.index
+            for member in chain:
+                node_of[member] = node.index
         for transfer in part.sends:
             if transfer.tensor is None:
                 node = bind_comm("_Send", transfer, [], [])
@@ -201,17 +213,17 @@ def _order_updates_after_reads(nodes):
     updates = []   # (node index, the VariableV2 ops it updates in place)
     aliases = {}   # tensor -> its VariableV2 op or None, shared by every walk of this plan
     for node in nodes:
-        op = node.op
-        if node.op_type != op.type:  # a _Send/_Recv standing in for its producer
-            continue
-        kernel = kernel_registry.get_kernel(op.type)
-        refs = kernel.num_refs if kernel.resource == "variable_ref" else 0
-        if refs:
-            updates.append((node.index, {t.op for t in op.inputs[:refs]}))
-        for tensor in op.inputs[refs:]:
-            variable = _aliased_variable(tensor, aliases)
-            if variable is not None:
-                readers.setdefault(variable, []).append(node.index)
+        if node.fused is None and node.op_type != node.op.type:
+            continue  # a _Send/_Recv standing in for its producer
+        for op in node.fused or (node.op,):
+            kernel = kernel_registry.get_kernel(op.type)
+            refs = kernel.num_refs if kernel.resource == "variable_ref" else 0
+            if refs:
+                updates.append((node.index, {t.op for t in op.inputs[:refs]}))
+            for tensor in op.inputs[refs:]:
+                variable = _aliased_variable(tensor, aliases)
+                if variable is not None:
+                    readers.setdefault(variable, []).append(node.index)
     for index, variables in updates:
         after = _descendants(nodes, index)  # an edge from one of these would close a cycle
         for variable in variables:
@@ -331,6 +343,17 @@ def bind_op(op, input_slots, output_slots, manager):
         compute = _observed(compute, op)
     return Node(op, op.name, op.describe(), op.type, compute, list(input_slots), list(output_slots),
                 kwargs, kernel.execution, kernel.step_context)
+
+
+def bind_fused(fused, input_slots, output_slot, manager):
+    """A Node running a fused chain's kernel (fusion.py); errors name the chain's first op."""
+    kernel = kernel_registry.get_plan_kernel(fused.op_type)
+    compute = _reading_refs_when_run(kernel.compute, fused.inputs, manager, False)
+    label = f"{fused.ops[0].describe()} (fused with {', '.join(op.name for op in fused.ops[1:])})"
+    node = Node(fused.ops[0], fused.name, label, fused.op_type, compute, list(input_slots),
+                [output_slot], dict(fused.attrs))
+    node.fused = fused.ops
+    return node
 
 
 def _reading_refs_when_run(compute, value_inputs, manager, step_context):

@@ -206,3 +206,47 @@ def test_blocked_split_adam_update_matches_the_formula(split_everything, nestero
     np.testing.assert_allclose(cells[2].value, v_new, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(cells[0].value, expected_var, rtol=1e-5, atol=1e-6)
     assert len(split_everything) == 1 and split_everything[0] > 1
+
+
+def _blocked_update_case(kernel, slot_values, hyper, split_counts):
+    """Runs `kernel` blocked and split on [9, 11] float32 operands and whole (one thread, no
+    blocks) on copies; returns (blocked, whole) lists of [var, *slots] after the update."""
+    var, grad = _random((9, 11), 20), _random((9, 11), 21)
+    cells = [_Cell(var.copy())] + [_Cell(s.copy()) for s in slot_values]
+    out = kernel(*cells, *hyper, grad, use_locking=False)
+    assert out is cells[0].value and out.dtype == np.float32
+    assert len(split_counts) == 1 and split_counts[0] > 1
+    return [c.value for c in cells], var, grad
+
+
+def test_blocked_split_adagrad_matches_the_formula(split_everything):
+    accum = np.abs(_random((9, 11), 22)) + 0.1
+    lr = np.array(0.1, np.float32)
+    (var_new, accum_new), var, grad = _blocked_update_case(
+        lambda v, a, lr, g, **kw: training.apply_adagrad(v, a, lr, g, update_slots=True, **kw),
+        [accum], [lr], split_everything)
+    expected_accum = accum.astype(np.float64) + grad.astype(np.float64) ** 2
+    np.testing.assert_allclose(accum_new, expected_accum, rtol=1e-6)
+    np.testing.assert_allclose(var_new, var - 0.1 * grad / np.sqrt(expected_accum), rtol=1e-5,
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("centered", [False, True])
+def test_blocked_split_rms_prop_matches_the_formula(split_everything, centered):
+    ms, mom, mg = np.abs(_random((9, 11), 23)) + 0.5, _random((9, 11), 24), _random((9, 11), 25)
+    lr, rho, momentum, epsilon = (np.array(x, np.float32) for x in (0.01, 0.9, 0.5, 1e-6))
+    kernel = training.apply_centered_rms_prop if centered else training.apply_rms_prop
+    slots = [mg * 0.1, ms, mom] if centered else [ms, mom]
+    updated, var, grad = _blocked_update_case(kernel, slots, [lr, rho, momentum, epsilon],
+                                              split_everything)
+    g = grad.astype(np.float64)
+    ms_new = 0.9 * ms + 0.1 * g * g
+    denominator = ms_new + 1e-6
+    if centered:
+        mg_new = 0.9 * (mg * 0.1) + 0.1 * g
+        np.testing.assert_allclose(updated[1], mg_new, rtol=1e-5, atol=1e-6)
+        denominator = denominator - mg_new ** 2
+    mom_new = 0.5 * mom + 0.01 * g / np.sqrt(denominator)
+    np.testing.assert_allclose(updated[-2], ms_new, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(updated[-1], mom_new, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(updated[0], var - mom_new, rtol=1e-5, atol=1e-6)
