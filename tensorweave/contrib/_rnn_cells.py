@@ -127,8 +127,10 @@ class HighwayWrapper(_ScopedWrapper):
         return output * transform + inputs * carry, new_state
 
 
-def _linear(args, output_size, bias, kernel_name="kernel", bias_name="bias", bias_start=0.0):
-    """concat(args) @ kernel (+ bias) with variables in the current variable scope."""
+def _linear(args, output_size, bias, kernel_name="kernel", bias_name="bias", bias_start=0.0,
+            add_bias=True):
+    """concat(args) @ kernel (+ bias) with variables in the current variable scope (the bias
+    variable made but not added when add_bias is False)."""
     args = list(args)
     total = sum(a.shape.as_list()[-1] for a in args)
     dtype = args[0].dtype
@@ -139,7 +141,8 @@ def _linear(args, output_size, bias, kernel_name="kernel", bias_name="bias", bia
         offset = variable_scope.get_variable(
             bias_name, [output_size], dtype=dtype,
             initializer=init_ops.constant_initializer(bias_start))
-        out = conv_ops.bias_add(out, offset)
+        if add_bias:
+            out = conv_ops.bias_add(out, offset)
     return out
 
 

@@ -3,12 +3,12 @@ AttentionCellWrapper, ConvLSTMCell (Conv1D/2D/3DLSTMCell; Shi et al. 2015), UGRN
 SRUCell (Lei et al. 2017), IndRNNCell, IndyGRUCell and IndyLSTMCell (Li et al. 2018:
 diagonal recurrent weights), and the fused-RNN adaptors (FusedRNNCellAdaptor,
 TimeReversedFusedRNN) with best_effort_input_batch_size."""
-from tensorweave.contrib._rnn_cells import _ScopedWrapper, _linear
+from tensorweave.contrib._rnn_cells import LayerNormBasicLSTMCell, _ScopedWrapper, _linear
 from tensorweave.framework import dtypes, nest, tensor_shape
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.layers.convolutional import convolve
 from tensorweave.layers.rnn_cell_impl import LayerRNNCell, LSTMStateTuple
-from tensorweave.ops import (array_ops, conv_ops, init_ops, math_ops, nn_ops, reduction_ops,
+from tensorweave.ops import (array_ops, clip_ops, conv_ops, init_ops, math_ops, nn_ops, reduction_ops,
                              slicing_ops, variable_scope)
 from tensorweave.ops.pad_tile_ops import reverse, tile
 from tensorweave.ops.rnn import dynamic_rnn
@@ -431,3 +431,58 @@ class AttentionCellWrapper(_ScopedWrapper):
                 weights, [-1, self._attn_length, 1, 1]) * hidden, [1, 2])
             return (array_ops.reshape(read, [-1, self._attn_size]),
                     slicing_ops.slice_(attn_states, [0, 1, 0], [-1, -1, -1]))
+
+
+class LayerNormLSTMCell(LayerNormBasicLSTMCell):
+    """LSTMCell's options (peepholes, cell and projection clipping, a projection) with, when
+    `layer_norm`, the four gate pre-activations and the new cell state layer-normalised (the
+    gate bias variable is then made but not added, as in TF 1.x)."""
+
+    def __init__(self, num_units, use_peepholes=False, cell_clip=None, initializer=None,
+                 num_proj=None, proj_clip=None, forget_bias=1.0, activation=None,
+                 layer_norm=False, norm_gain=1.0, norm_shift=0.0, reuse=None):
+        super().__init__(num_units, forget_bias=forget_bias,
+                         activation=activation or math_ops.tanh, layer_norm=layer_norm,
+                         norm_gain=norm_gain, norm_shift=norm_shift, reuse=reuse)
+        self._use_peepholes, self._cell_clip = use_peepholes, cell_clip
+        self._initializer, self._num_proj, self._proj_clip = initializer, num_proj, proj_clip
+
+    @property
+    def state_size(self):
+        return LSTMStateTuple(self._num_units, self._num_proj or self._num_units)
+
+    @property
+    def output_size(self):
+        return self._num_proj or self._num_units
+
+    def call(self, inputs, state):
+        c_prev, m_prev = state
+        sigmoid = math_ops.sigmoid
+        with variable_scope.variable_scope(variable_scope.get_variable_scope(),
+                                           initializer=self._initializer):
+            gates = _linear([inputs, m_prev], 4 * self._num_units, bias=True,
+                            add_bias=not self._layer_norm)
+            i, j, f, o = slicing_ops.split(gates, 4, axis=1)
+            if self._layer_norm:
+                i, j = self._norm(i, "input"), self._norm(j, "transform")
+                f, o = self._norm(f, "forget"), self._norm(o, "output")
+            if self._use_peepholes:
+                diag = {name: variable_scope.get_variable(name, [self._num_units],
+                                                          dtype=inputs.dtype)
+                        for name in ("w_f_diag", "w_i_diag", "w_o_diag")}
+                c = (sigmoid(f + self._forget_bias + diag["w_f_diag"] * c_prev) * c_prev +
+                     sigmoid(i + diag["w_i_diag"] * c_prev) * self._activation(j))
+            else:
+                c = sigmoid(f + self._forget_bias) * c_prev + sigmoid(i) * self._activation(j)
+            if self._layer_norm:
+                c = self._norm(c, "state")
+            if self._cell_clip is not None:
+                c = clip_ops.clip_by_value(c, -self._cell_clip, self._cell_clip)
+            o_gate = sigmoid(o + diag["w_o_diag"] * c) if self._use_peepholes else sigmoid(o)
+            m = o_gate * self._activation(c)
+            if self._num_proj is not None:
+                with variable_scope.variable_scope("projection"):
+                    m = _linear([m], self._num_proj, bias=False)
+                if self._proj_clip is not None:
+                    m = clip_ops.clip_by_value(m, -self._proj_clip, self._proj_clip)
+        return m, LSTMStateTuple(c, m)

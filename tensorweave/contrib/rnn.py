@@ -18,4 +18,4 @@ from tensorweave.contrib._rnn_cells import (EmbeddingWrapper, GRUBlockCell,  # n
 from tensorweave.contrib._rnn_cells_more import (  # noqa: F401,E402
     ConvLSTMCell, Conv1DLSTMCell, Conv2DLSTMCell, Conv3DLSTMCell, UGRNNCell, SRUCell,
     IndRNNCell, IndyGRUCell, IndyLSTMCell, FusedRNNCellAdaptor, TimeReversedFusedRNN,
-    best_effort_input_batch_size, NASCell, AttentionCellWrapper)
+    best_effort_input_batch_size, NASCell, AttentionCellWrapper, LayerNormLSTMCell)

@@ -163,3 +163,30 @@ def test_attention_cell_wrapper_reads_its_window():
     assert "rnn/attention_cell_wrapper/attn_output_projection/kernel" in names
     # the window holds the last attn_length outputs, newest last
     np.testing.assert_allclose(w.reshape(2, 3, 4), out[:, 2:], rtol=1e-6)
+
+
+def _layer_norm(x, gamma, beta):
+    mean = x.mean(1, keepdims=True)
+    return (x - mean) / np.sqrt(((x - mean) ** 2).mean(1, keepdims=True) + 1e-12) * gamma + beta
+
+
+def test_layer_norm_lstm_cell_with_peepholes_projection_and_clips():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 3))
+    c0, m0 = rng.standard_normal((2, 4)), rng.standard_normal((2, 2))
+    cell = R.LayerNormLSTMCell(4, use_peepholes=True, cell_clip=0.5, num_proj=2,
+                               proj_clip=0.3, layer_norm=True, norm_gain=1.5, norm_shift=0.1)
+    out, (c, m), v = _step(cell, x, tf.nn.rnn_cell.LSTMStateTuple(c0, m0))
+    p = "layer_norm_lstm_cell/"
+    assert p + "bias" in v and p + "projection/kernel" in v and p + "w_f_diag" in v
+    gates = np.concatenate([x, m0], 1) @ v[p + "kernel"]            # no bias with layer norm
+    i, j, f, o = [_layer_norm(g, v[p + s + "/gamma"], v[p + s + "/beta"]) for g, s in
+                  zip(np.split(gates, 4, axis=1), ("input", "transform", "forget", "output"))]
+    want_c = _sig(f + 1.0 + v[p + "w_f_diag"] * c0) * c0 + \
+        _sig(i + v[p + "w_i_diag"] * c0) * np.tanh(j)
+    want_c = np.clip(_layer_norm(want_c, v[p + "state/gamma"], v[p + "state/beta"]), -0.5, 0.5)
+    want_m = _sig(o + v[p + "w_o_diag"] * want_c) * np.tanh(want_c)
+    want_m = np.clip(want_m @ v[p + "projection/kernel"], -0.3, 0.3)
+    np.testing.assert_allclose(c, want_c, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(out, want_m, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(m, out)
