@@ -18,7 +18,6 @@ REPLACEMENTS = {
     "estimator": "tf.estimator",
     "lookup": "tf.lookup",
     "summary": "tf.summary",
-    "deprecated": "tf.summary",
     "hooks": "tf.train's SessionRunHooks",
     "nn": "tf.nn",
     "signal": "tf.signal",
