@@ -240,14 +240,24 @@ def slice_(input_, begin, size, name=None):  # noqa: F811
                                  array_ops._shape_to_tensor(size)], name=name or "Slice")
 
 
+def _split_operands(op, value, axis):
+    """(dims, axis, num_split) of a split op whose value and axis are inputs `value` and
+    `axis`; dims or axis None when not statically known."""
+    axis = tensor_util.constant_value(op.inputs[axis])
+    dims = op.inputs[value].shape.as_tuple()
+    known = dims is not None and axis is not None
+    return dims, int(axis) % len(dims) if known else None, op.get_attr("num_split")
+
+
+def _unknown_parts(dims, num):
+    return [tensor_shape.unknown_shape(None if dims is None else len(dims))] * num
+
+
 def _split_shape(op):
     sizes = tensor_util.constant_value(op.inputs[1])
-    axis = tensor_util.constant_value(op.inputs[2])
-    num = op.get_attr("num_split")
-    dims = op.inputs[0].shape.as_tuple()
-    if dims is None or axis is None:
-        return [tensor_shape.unknown_shape(None if dims is None else len(dims))] * num
-    ax = int(axis) % len(dims)
+    dims, ax, num = _split_operands(op, 0, 2)
+    if ax is None:
+        return _unknown_parts(dims, num)
     split_dims = [None] * num if sizes is None else [int(s) for s in sizes.reshape(-1)]
     if len(split_dims) != num:
         raise ValueError(f"{len(split_dims)} split sizes for num_split={num}")
@@ -276,12 +286,9 @@ def _split_grad(op, *grads):
 
 
 def _split_even_shape(op):
-    axis = tensor_util.constant_value(op.inputs[0])
-    num = op.get_attr("num_split")
-    dims = op.inputs[1].shape.as_tuple()
-    if dims is None or axis is None:
-        return [tensor_shape.unknown_shape(None if dims is None else len(dims))] * num
-    ax = int(axis) % len(dims)
+    dims, ax, num = _split_operands(op, 1, 0)
+    if ax is None:
+        return _unknown_parts(dims, num)
     size = dims[ax]
     if size is not None and size % num:
         raise ValueError(f"Number of ways to split should evenly divide the split dimension, "
