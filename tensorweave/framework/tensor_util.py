@@ -101,11 +101,10 @@ def _encode_strings(array):
 
 
 def _is_numpy_typed(values):
-    if isinstance(values, (np.ndarray, np.generic)):
-        return True
-    if isinstance(values, (list, tuple)) and values:
-        return all(_is_numpy_typed(v) for v in values)
-    return False
+    """Only a NumPy array or scalar keeps its 64-bit dtype; a list of NumPy scalars (e.g.
+    [np.argmax(row) for row in counts]) infers like Python numbers, as TF 1.x's
+    make_tensor_proto does (np.array(values), then int32/float32 when that loses nothing)."""
+    return isinstance(values, (np.ndarray, np.generic))
 
 
 # Ops whose output value can be computed at graph-build time from constant inputs.
