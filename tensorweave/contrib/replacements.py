@@ -44,7 +44,6 @@ REPLACEMENTS = {
     "quantize": None,
     "staging": None,
     "timeseries": None,
-    "factorization": None,
     "gan": None,
     "tensor_forest": None,
     "boosted_trees": None,
