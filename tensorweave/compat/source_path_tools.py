@@ -43,7 +43,10 @@ def list_local_devices(session_config=None):
     tensorweave has no GPU devices)."""
     count = 1
     if session_config is not None:
-        count = dict(getattr(session_config, "device_count", {}) or {}).get("CPU", 1)
+        if not hasattr(session_config, "device_count"):
+            raise TypeError("list_local_devices: session_config must be a tf.ConfigProto, got "
+                            f"{type(session_config).__name__}")
+        count = dict(session_config.device_count or {}).get("CPU", 1)
     return [DeviceAttributes(f"/device:CPU:{i}", "CPU", _physical_memory())
             for i in range(max(1, int(count)))]
 

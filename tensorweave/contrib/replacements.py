@@ -16,7 +16,6 @@ REPLACEMENTS = {
     "bayesflow": None,
     "estimator": "tf.estimator",
     "lookup": "tf.lookup",
-    "deprecated": "tf.summary",
     "hooks": "tf.train's SessionRunHooks",
     "nn": "tf.nn",
     "signal": "tf.signal",

@@ -119,6 +119,21 @@ def split_v(value, size_splits, axis, *, num_split):
     return tuple(np.split(value, np.cumsum(sizes)[:-1], axis=axis))
 
 
+@register_kernel("Split", forwards_input=True)
+def split_even(split_dim, value, *, num_split):
+    value = np.asarray(value)
+    axis = int(split_dim)
+    if not -value.ndim <= axis < value.ndim:
+        raise ValueError(f"Split: split_dim {axis} is out of range for a value of rank "
+                         f"{value.ndim}")
+    size = value.shape[axis]
+    if size % num_split:
+        raise ValueError(f"Number of ways to split should evenly divide the split dimension, "
+                         f"but got split_dim {axis % value.ndim} (size = {size}) and num_split "
+                         f"{num_split}")
+    return tuple(np.split(value, num_split, axis=axis))
+
+
 @register_kernel("Pad")
 def pad(x, paddings):
     return np.pad(x, np.asarray(paddings).astype(np.int64))

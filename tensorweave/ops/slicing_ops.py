@@ -252,14 +252,24 @@ def slice_(input_, begin, size, name=None):  # noqa: F811
                                  array_ops._shape_to_tensor(size)], name=name or "Slice")
 
 
+def _split_operands(op, value, axis):
+    """(dims, axis, num_split) of a split op whose value and axis are inputs `value` and
+    `axis`; dims or axis None when not statically known."""
+    axis = tensor_util.constant_value(op.inputs[axis])
+    dims = op.inputs[value].shape.as_tuple()
+    known = dims is not None and axis is not None
+    return dims, int(axis) % len(dims) if known else None, op.get_attr("num_split")
+
+
+def _unknown_parts(dims, num):
+    return [tensor_shape.unknown_shape(None if dims is None else len(dims))] * num
+
+
 def _split_shape(op):
     sizes = tensor_util.constant_value(op.inputs[1])
-    axis = tensor_util.constant_value(op.inputs[2])
-    num = op.get_attr("num_split")
-    dims = op.inputs[0].shape.as_tuple()
-    if dims is None or axis is None:
-        return [tensor_shape.unknown_shape(None if dims is None else len(dims))] * num
-    ax = int(axis) % len(dims)
+    dims, ax, num = _split_operands(op, 0, 2)
+    if ax is None:
+        return _unknown_parts(dims, num)
     split_dims = [None] * num if sizes is None else [int(s) for s in sizes.reshape(-1)]
     if len(split_dims) != num:
         raise ValueError(f"{len(split_dims)} split sizes for num_split={num}")
@@ -287,15 +297,41 @@ def _split_grad(op, *grads):
     return [concat(list(grads), op.inputs[2]), None, None]
 
 
+def _split_even_shape(op):
+    dims, ax, num = _split_operands(op, 1, 0)
+    if ax is None:
+        return _unknown_parts(dims, num)
+    size = dims[ax]
+    if size is not None and size % num:
+        raise ValueError(f"Number of ways to split should evenly divide the split dimension, "
+                         f"but got split_dim {ax} (size = {size}) and num_split {num}")
+    part = None if size is None else size // num
+    return [TensorShape(dims[:ax] + (part,) + dims[ax + 1:])] * num
+
+
+# TF's `Split`: `num_split` equal parts of a dimension whose size may be known only at run time.
+register_op("Split", inputs=["split_dim: int32", "value: T"], outputs=["output: num_split * T"],
+            attrs={"num_split": "int", "T": "type"}, shape_fn=_split_even_shape)
+
+
+@register_gradient("Split")
+def _split_even_grad(op, *grads):
+    return [None, concat(list(grads), op.inputs[0])]
+
+
 def split(value, num_or_size_splits, axis=0, num=None, name="split"):
     value = convert_to_tensor(value)
     if isinstance(num_or_size_splits, int):
+        if num_or_size_splits < 1:
+            raise ValueError(f"tf.split ({name}): num_or_size_splits must be >= 1, got "
+                             f"{num_or_size_splits}")
         dims = value.shape.as_tuple()
-        ax = axis % len(dims)
-        if dims[ax] is None:
-            raise ValueError(f"tf.split ({name}): splitting {value.name} {value.shape} into "
-                             f"{num_or_size_splits} parts needs a statically known size of "
-                             f"dimension {ax}; give a list of sizes instead")
+        static_axis = tensor_util.constant_value(convert_to_tensor(axis))
+        if dims is None or static_axis is None or dims[int(static_axis) % len(dims)] is None:
+            # The size is known only at run time: the kernel checks it divides evenly.
+            return make_op("Split", [as_int_tensor(axis), value],
+                           {"num_split": num_or_size_splits}, name).outputs
+        ax = int(static_axis) % len(dims)
         if dims[ax] % num_or_size_splits:
             raise ValueError(f"tf.split ({name}): cannot split dimension {ax} (size "
                              f"{dims[ax]}) of {value.name} {value.shape} into "

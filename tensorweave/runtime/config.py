@@ -40,6 +40,9 @@ class GPUOptions(_Options):
 
 class OptimizerOptions(_Options):
     L0, L1 = -1, 0
+    # GlobalJitLevel, as TF names it. There is no XLA here: a session asked to JIT-compile runs
+    # the graph as it is (TF does the same for ops XLA cannot cluster).
+    DEFAULT, OFF, ON_1, ON_2 = 0, -1, 1, 2
     _FIELDS = {"opt_level": 0, "do_common_subexpression_elimination": False,
                "do_constant_folding": False, "global_jit_level": 0}
 

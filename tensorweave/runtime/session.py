@@ -9,6 +9,7 @@ first step that needs them) and a resource manager. `close()` cancels the steps 
 """
 import collections
 import threading
+import warnings
 import weakref
 
 import numpy as np
@@ -352,12 +353,14 @@ def _check_feed(tensor, value):
                         f"{tensor.name}). Acceptable feed values include Python scalars, "
                         "strings, lists, numpy ndarrays.")
     dtype = tensor.dtype
+    if isinstance(value, int) and not _python_int_fits(value, dtype):
+        raise TypeError(f"Type of feed value {value} with type {type(value).__name__} is not "
+                        f"compatible with Tensor {tensor.name} of type {dtype.name}. Try "
+                        "explicitly setting the type of the feed tensor to a larger type "
+                        "(e.g. int64).")
     array = value if isinstance(value, np.ndarray) else np.asarray(value)
     if array.dtype != dtype.np_dtype:
-        if not _feed_convertible(array.dtype, dtype):
-            raise TypeError(f"Cannot feed value of dtype {array.dtype} for Tensor {tensor.name}, "
-                            f"which has dtype {dtype.name}.")
-        array = array.astype(dtype.np_dtype)
+        array = _cast_feed(tensor, array)
     if dtype is dtypes.string:
         array = tensor_util.to_numpy(array, dtypes.string)  # str elements become UTF-8 bytes
     if not tensor.shape.is_compatible_with(array.shape):
@@ -366,17 +369,32 @@ def _check_feed(tensor, value):
     return array
 
 
-def _feed_convertible(np_dtype, dtype):
-    kind = np_dtype.kind
+def _python_int_fits(value, dtype):
+    """TF 1.x refuses a Python int feed that the tensor's type cannot hold (300 into int8, -1
+    into uint16) rather than wrap it silently."""
+    try:
+        return dtype.np_dtype.type(value) == value
+    except (OverflowError, TypeError, ValueError):
+        return False
+
+
+def _cast_feed(tensor, array):
+    """A feed of another dtype is converted as TF 1.x's `np.asarray(value, dtype)` does: floats
+    truncate into integer tensors, numbers become bools, numeric strings parse, integer arrays
+    wrap. Only strings stay strings (a number fed to a string tensor is refused)."""
+    dtype = tensor.dtype
     if dtype is dtypes.string:
-        return kind in "OSU"
-    if dtype.is_bool:
-        return kind == "b"
-    if dtype.is_integer:
-        return kind in "iub"
-    if dtype.is_floating:
-        return kind in "fiub"
-    return False
+        if array.dtype.kind not in "OSU":
+            raise TypeError(f"Cannot feed value of dtype {array.dtype} for Tensor {tensor.name}, "
+                            f"which has dtype {dtype.name}.")
+        return array
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+            return np.asarray(array, dtype=dtype.np_dtype)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"Cannot convert the value fed to Tensor {tensor.name} (dtype "
+                         f"{array.dtype}) to its dtype {dtype.name}: {exc}") from None
 
 
 class Session(BaseSession):

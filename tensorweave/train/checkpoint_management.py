@@ -95,7 +95,8 @@ def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoin
             return os.path.basename(path)
         return path
 
-    state = CheckpointState(stored(model_checkpoint_path), [stored(p) for p in paths],
+    state = CheckpointState(stored(_under_save_dir(save_dir, model_checkpoint_path)),
+                            [stored(_under_save_dir(save_dir, p)) for p in paths],
                             list(all_model_checkpoint_timestamps or []),
                             last_preserved_timestamp or 0.0)
     if os.path.normpath(_state_path(save_dir, latest_filename)) == os.path.normpath(
@@ -121,12 +122,17 @@ def generate_checkpoint_state_proto(save_dir, model_checkpoint_path,
     if timestamps and len(timestamps) != len(paths):
         raise ValueError(f"Checkpoint timestamps, if provided, must match checkpoint paths (got "
                          f"paths {paths} and timestamps {timestamps})")
-    if not os.path.isabs(save_dir):
-        if not os.path.isabs(model_checkpoint_path):
-            model_checkpoint_path = os.path.relpath(model_checkpoint_path, save_dir)
-        paths = [p if os.path.isabs(p) else os.path.relpath(p, save_dir) for p in paths]
-    return CheckpointState(model_checkpoint_path, paths, timestamps,
+    return CheckpointState(_under_save_dir(save_dir, model_checkpoint_path),
+                           [_under_save_dir(save_dir, p) for p in paths], timestamps,
                            last_preserved_timestamp or 0.0)
+
+
+def _under_save_dir(save_dir, path):
+    """A relative checkpoint path as the state file of a relative `save_dir` stores it: relative
+    to that directory (`get_checkpoint_state` joins it back), as TF 1.x writes it."""
+    if os.path.isabs(save_dir) or os.path.isabs(path):
+        return path
+    return os.path.relpath(path, save_dir)
 
 
 def get_checkpoint_state(checkpoint_dir, latest_filename=None):

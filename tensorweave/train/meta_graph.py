@@ -18,8 +18,10 @@ from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.protos import graph_pb2
 from tensorweave.framework.protos.meta_graph_pb2 import (CollectionDef, MetaGraphDef,
                                                          SaverDef, VariableDef)
+from tensorweave.framework.protos.queue_runner_pb2 import QueueRunnerDef
 from tensorweave.ops.variables import Variable
 from tensorweave.platform import tf_logging as logging
+from tensorweave.train.queue_runner import QueueRunner
 
 META_GRAPH_VERSION = "tensorweave-1"
 _WARNED = set()  # collections already reported as not serializable
@@ -47,6 +49,9 @@ def _collection_def(key, items, export_scope):
     """The CollectionDef of `items`, or None (with a warning) when they cannot be written."""
     proto = CollectionDef()
     if all(isinstance(item, Variable) for item in items):
+        defs = [item.to_proto(export_scope) for item in items]
+        proto.bytes_list.value.extend(d.SerializeToString() for d in defs if d is not None)
+    elif all(isinstance(item, QueueRunner) for item in items):
         defs = [item.to_proto(export_scope) for item in items]
         proto.bytes_list.value.extend(d.SerializeToString() for d in defs if d is not None)
     elif all(isinstance(item, (graph_lib.Tensor, graph_lib.Operation)) for item in items):
@@ -230,6 +235,10 @@ def import_scoped_meta_graph(meta_graph_or_file, clear_devices=False, import_sco
             for value in collection.bytes_list.value:
                 graph.add_to_collection(key, Saver(saver_def=scoped_saver_def(
                     SaverDef.FromString(value), import_scope)))
+        elif kind == "bytes_list" and key == GraphKeys.QUEUE_RUNNERS:
+            for value in collection.bytes_list.value:
+                graph.add_to_collection(key, QueueRunner.from_proto(
+                    QueueRunnerDef.FromString(value), import_scope))
         elif kind == "bytes_list":
             defs = _as_variable_defs(key, collection.bytes_list.value, node_names)
             if defs is None:

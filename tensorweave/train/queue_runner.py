@@ -12,13 +12,18 @@ import threading
 from tensorweave.framework import errors
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.graph import GraphKeys
+from tensorweave.framework.protos.queue_runner_pb2 import QueueRunnerDef
 
 
 class QueueRunner:
     def __init__(self, queue=None, enqueue_ops=None, close_op=None, cancel_op=None,
                  queue_closed_exception_types=None, queue_runner_def=None, import_scope=None):
         if queue_runner_def is not None:
-            raise NotImplementedError("QueueRunner(queue_runner_def=...) is not supported yet")
+            if queue is not None or enqueue_ops:
+                raise ValueError("QueueRunner: give either queue_runner_def or queue and "
+                                 "enqueue_ops, not both")
+            queue, enqueue_ops, close_op, cancel_op, queue_closed_exception_types = \
+                _from_def(queue_runner_def, import_scope)
         if queue is None or not enqueue_ops:
             raise ValueError("QueueRunner needs a queue and at least one enqueue op")
         self._queue = queue
@@ -60,6 +65,29 @@ class QueueRunner:
     @property
     def name(self):
         return self._queue.name
+
+    def to_proto(self, export_scope=None):
+        """The QueueRunnerDef of this runner, names relative to `export_scope` (None when the
+        queue is outside it)."""
+        def relative(name):
+            if not export_scope:
+                return name
+            prefix = export_scope + "/"
+            return name[len(prefix):] if name.startswith(prefix) else None
+        queue_name = relative(self._queue.name)
+        if queue_name is None:
+            return None
+        return QueueRunnerDef(
+            queue_name=queue_name,
+            enqueue_op_name=[relative(op.name) for op in self._enqueue_ops],
+            close_op_name=relative(self._close_op.name),
+            cancel_op_name=relative(self._cancel_op.name),
+            queue_closed_exception_types=[t.error_code
+                                          for t in self._queue_closed_exception_types])
+
+    @staticmethod
+    def from_proto(queue_runner_def, import_scope=None):
+        return QueueRunner(queue_runner_def=queue_runner_def, import_scope=import_scope)
 
     def create_threads(self, sess, coord=None, daemon=False, start=False):
         """One thread per enqueue op (and one to cancel on stop, with `coord`); none if this
@@ -116,6 +144,21 @@ class QueueRunner:
             sess.run(self._cancel_op)
         except Exception:  # noqa: BLE001 - the session may already be closed
             pass
+
+
+def _from_def(queue_runner_def, import_scope):
+    """(queue, enqueue ops, close op, cancel op, exception types) named by a QueueRunnerDef,
+    looked up in the default graph (under `import_scope`)."""
+    graph = graph_lib.get_default_graph()
+
+    def element(name):
+        return graph.as_graph_element(f"{import_scope}/{name}" if import_scope else name)
+    codes = queue_runner_def.queue_closed_exception_types
+    types = [errors.exception_type_from_error_code(code) for code in codes] or None
+    return (element(queue_runner_def.queue_name),
+            [element(name) for name in queue_runner_def.enqueue_op_name],
+            element(queue_runner_def.close_op_name), element(queue_runner_def.cancel_op_name),
+            types)
 
 
 def add_queue_runner(qr, collection=GraphKeys.QUEUE_RUNNERS):

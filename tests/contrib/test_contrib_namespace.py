@@ -32,7 +32,7 @@ def test_submodules_load_lazily_and_importing_tensorweave_does_not_load_them():
 @pytest.mark.parametrize("name,fragments", [
     ("cudnn_rnn", ["tf.contrib.cudnn_rnn is not provided", "tf.nn.rnn_cell"]),
     ("nn", ["tf.contrib.nn", "use tf.nn instead"]),
-    ("deprecated", ["use tf.summary instead"]),
+    ("hooks", ["use tf.train's SessionRunHooks instead"]),
     ("grid_rnn", ["no replacement in TF 1.x's core API"]),
     ("made_up", ["has no attribute 'made_up'", "slim"]),
 ])

@@ -81,7 +81,7 @@ def test_feed_shape_and_dtype_are_checked():
         with pytest.raises(ValueError, match=r"Cannot feed value of shape \(3,\) for Tensor x:0"):
             sess.run(x, {x: [1.0, 2.0, 3.0]})
         with pytest.raises(TypeError, match="n:0"):
-            sess.run(n, {n: 1.5})
+            sess.run(n, {n: 2 ** 40})  # a Python int the int32 tensor cannot hold
         np.testing.assert_array_equal(sess.run(x, {x: np.ones((1, 2), np.float64)}),
                                       [[1.0, 1.0]])
         assert sess.run(x, {x: [[1, 2]]}).dtype == np.float32
