@@ -113,8 +113,8 @@ def test_the_chief_takes_a_step_whose_submissions_were_lost(caplog):
 @pytest.mark.parametrize("transport", ["tcp", "grpc"])
 def test_a_step_whose_caller_hung_up_takes_nothing_from_a_queue(transport):
     """A RunGraph blocked in a dequeue, whose caller closes its connection or whose gRPC call
-    expires (it gave up on the step), is aborted: the element enqueued afterwards stays in the queue for the next
-    taker. (Before, the abandoned dequeue took it for nobody: a sync-replicas job lost its
+    expires (it gave up on the step), is aborted: the element enqueued afterwards stays in
+    the queue for the next taker. (Before, the abandoned dequeue took it for nobody: a sync-replicas job lost its
     tokens so.)"""
     import random
     import socket

@@ -1,6 +1,7 @@
 """High 4/5 of issue 12: waiting calls cannot take every thread of a server and are freed
 when their caller goes away; frames and messages are bounded before anything is allocated;
 a request never makes the server connect to an address it names."""
+import os
 import socket
 import time
 
@@ -135,13 +136,15 @@ def test_a_feed_never_makes_the_server_connect_where_it_names(server, plane):
 def test_made_up_reader_ids_cannot_pile_up_shared_memory(monkeypatch):
     from tensorweave.distributed.data_plane import shared_memory
     monkeypatch.setattr(shared_memory, "MAX_READERS", 8)
+    monkeypatch.setattr(shared_memory, "MAX_READERS_PER_PROCESS", 8)
     pool = shared_memory.SegmentPool()
     try:
         payload = memoryview(b"x" * 64)
+        pid = os.getpid()
         for index in range(8):  # never released: every segment stays in use
-            pool.write(f"host/1/{index:032x}", payload)
+            pool.write(f"host/{pid}/{index:032x}", payload)
         with pytest.raises(tf.errors.ResourceExhaustedError):
-            pool.write("host/1/" + "f" * 32, payload)
+            pool.write(f"host/{pid}/" + "f" * 32, payload)
         assert sum(len(s) for s in pool._segments.values()) == 8  # noqa: SLF001
     finally:
         pool.close()

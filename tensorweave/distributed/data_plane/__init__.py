@@ -88,8 +88,10 @@ class BulkStore:
             if plane == "shm" and self.shm is not None and reader.host_id == HOST_ID:
                 try:
                     ref = shm_ref(self.shm, self.holder_address, reader.reader_id, payload)
-                except errors.ResourceExhaustedError:
-                    continue  # too many readers hold segments here: the next plane
+                except (errors.ResourceExhaustedError, errors.InvalidArgumentError):
+                    # Over a reader quota, or a reader id naming no process of this user
+                    # here (only that process could take the segment): the next plane.
+                    continue
                 header.bulk.CopyFrom(ref)
                 return header
             if plane == "tcp" and self.tcp_port or plane == "grpc":
