@@ -21,7 +21,8 @@ Where this departs from TF 1.x (REFERENCE.md D.9):
     tokens pile up while a worker is slow and a fast worker takes them, so TF's barrier does
     not hold (tensorflow/tensorflow#11753) and a 3-of-3 step does not wait for the third
     worker. Here a worker gives at most one gradient per step, and only backups let a step
-    go on without a straggler.
+    go on without a straggler. Submissions and released tokens are counted on the ps, so a
+    submission whose reading was lost in a recovery still gets its token (`_release_owed`).
   - The number of dropped (stale) gradients is counted, kept in the variable
     `sync_rep_dropped_gradients` (`dropped_gradients`) and logged every `log_every_n_steps`
     steps. A gradient counts as dropped when the step's count accumulator (fed 1 per
