@@ -230,3 +230,35 @@ def test_a_worker_whose_stale_submission_was_lost_gets_its_token(caplog):
         for sess in sessions:
             sess.close()
         cluster.stop()
+
+
+def test_a_readiness_check_that_gets_no_answer_is_unavailable_not_a_hang(monkeypatch):
+    """Making a session checks on the parameter servers that the model is ready. A check
+    whose answer never comes (here a check blocked for good stands for a call a task lost)
+    used to wait for ever, or die of the operation timeout's DeadlineExceededError, which a
+    MonitoredSession does not recover from; it is UnavailableError naming the check now,
+    and the session is made again."""
+    import threading
+
+    import tensorweave as tf
+    from tensorweave.train import session_manager
+
+    monkeypatch.setattr(session_manager, "READY_CHECK_SECONDS", 0.5)
+    with tf.Graph().as_default():
+        queue = tf.FIFOQueue(1, tf.string, shapes=[[0]])
+        never = queue.dequeue(name="never_answered")
+        manager = tf.train.SessionManager(ready_op=never)
+        raised = []
+
+        def wait():
+            try:
+                manager.wait_for_session("", max_wait_secs=30).close()
+            except Exception as exc:  # noqa: BLE001 - asserted below
+                raised.append(exc)
+
+        thread = threading.Thread(target=wait, daemon=True)
+        thread.start()
+        thread.join(10)
+        assert not thread.is_alive(), "the readiness check still waits"
+        assert isinstance(raised[0], tf.errors.UnavailableError), raised
+        assert "never_answered" in raised[0].message
