@@ -15,7 +15,7 @@ no progress at all afterwards, for three reasons, each pinned by a test:
     (tests/distributed/test_tcp_transport.py); a readiness check without an answer is
     UnavailableError now, so the session is made again, not a hang.
 The end-to-end run puts them together with real processes: it passed 26 runs of 26 in a
-loop (14-24 s each on the loaded 2-core machine; it failed about 1 run in 4 before).
+loop (14-24 s each on the loaded 2-core machine; it failed about 1 run in 4 before)."""
 import signal
 import time
 
