@@ -164,6 +164,52 @@ def test_payloads_no_reader_takes_are_bounded(monkeypatch):
         store.close()
 
 
+def test_one_peer_cannot_take_every_other_peers_room_for_pushed_payloads(monkeypatch):
+    """Finding 10: payloads pushed by clients (PushBulk) and not yet taken were bounded only in
+    all: one client could fill the store and every other's push was refused. Now one peer
+    address holds at most MAX_HELD_BYTES_PER_PEER of them (refused naming the quota and the
+    peer), while another address is still served."""
+    from tensorweave.distributed import data_plane
+    monkeypatch.setattr(data_plane, "MAX_HELD_BYTES", 10000)
+    monkeypatch.setattr(data_plane, "MAX_HELD_BYTES_PER_PEER", 1000)
+    store = data_plane.BulkStore("127.0.0.1:1", use_shm=False)
+    try:
+        greedy, other = "10.0.0.7", "10.0.0.8"
+        first = store.put(memoryview(bytes(600)), greedy)
+        with pytest.raises(tf.errors.ResourceExhaustedError,
+                           match="MAX_HELD_BYTES_PER_PEER") as info:
+            store.put(memoryview(bytes(600)), greedy)
+        assert greedy in info.value.message
+        assert len(store.take(store.put(memoryview(bytes(600)), other))) == 600
+        assert len(store.take(first)) == 600  # taken: the greedy peer has room again
+        store.put(memoryview(bytes(600)), greedy)
+    finally:
+        store.close()
+
+
+def test_a_push_over_its_peers_quota_is_refused_before_it_is_read(monkeypatch):
+    """The same through a real server's PushBulk (a client's feed of a big tensor): the
+    announced size is checked against the pushing address's quota before any byte is kept."""
+    from tensorweave.distributed import data_plane
+    from tensorweave.distributed.grpc import clients
+    server = tf.train.Server.create_local_server()
+    try:
+        monkeypatch.setattr(data_plane, "MAX_HELD_BYTES_PER_PEER", 1 << 20)
+        address = server.target[len("grpc://"):]
+        with grpc.insecure_channel(address) as channel:
+            push = channel.stream_unary(clients._PUSH_BULK)  # noqa: SLF001
+            first = [tensor_wire_pb2.BulkChunk(total=(1 << 20) - 8).SerializeToString(),
+                     clients.chunk_bytes(memoryview(bytes((1 << 20) - 8)))]
+            worker_pb2.PushBulkResponse.FromString(push(iter(first), timeout=10))
+            with pytest.raises(grpc.RpcError) as info:
+                push(iter([tensor_wire_pb2.BulkChunk(total=64).SerializeToString(),
+                           clients.chunk_bytes(memoryview(bytes(64)))]), timeout=10)
+        assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "MAX_HELD_BYTES_PER_PEER" in info.value.details()
+    finally:
+        server.stop()
+
+
 def test_a_master_keeps_a_bounded_number_of_sessions(monkeypatch):
     from tensorweave.distributed import master as master_lib
     monkeypatch.setattr(master_lib, "MAX_SESSIONS", 3)
