@@ -14,8 +14,8 @@ no progress at all afterwards, for three reasons, each pinned by a test:
     watched, so its calls (a readiness check, a chief's read) were never read
     (tests/distributed/test_tcp_transport.py); a readiness check without an answer is
     UnavailableError now, so the session is made again, not a hang.
-The end-to-end run puts them together with real processes: it passed 26 runs of 26 in a
-loop (14-24 s each on the loaded 2-core machine; it failed about 1 run in 4 before)."""
+The end-to-end run puts them together with real processes: it passed 32 runs of 32 in a
+loop (8-24 s each on the shared 2-core machine; it failed about 1 run in 4 before)."""
 import signal
 import time
 
