@@ -22,11 +22,17 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.framework import graph as graph_lib
 from tensorweave.platform import tf_logging as logging
+from tensorweave.runtime import config as config_lib
 from tensorweave.runtime import session as session_lib
 from tensorweave.train import checkpoint_management
 
 _READY_POLL_SECS = 0.1
 _WAIT_LOG_SECS = 5.0
+# A readiness check reads a flag per variable: milliseconds. One without an answer this long
+# lost its call (a silent task is failed sooner by the peer timeout): it raises
+# UnavailableError, so that a MonitoredSession makes its session again, instead of waiting
+# for ever (or dying of the operation timeout's DeadlineExceededError).
+READY_CHECK_SECONDS = 60.0
 
 
 class SessionManager:
@@ -189,9 +195,15 @@ def ready_status(op, sess, label, graph=None):
     if op is None:
         return True, None
     try:
-        value = np.asarray(sess.run(op))
+        value = np.asarray(sess.run(op, options=config_lib.RunOptions(
+            timeout_in_ms=int(READY_CHECK_SECONDS * 1000))))
     except errors.FailedPreconditionError as exc:
         return False, f"{label}: {exc.message}"
+    except errors.DeadlineExceededError as exc:
+        raise errors.UnavailableError(
+            None, None, f"{label or 'The readiness check'} ({_name(op)}) got no answer in "
+            f"time ({exc.message}); a task it runs on (device {_device(op) or 'of this task'}) "
+            "may have lost the call") from None
     if value.dtype == np.bool_:
         return bool(value.all()), None if value.all() else f"{label}: not ready"
     if value.size == 0:
@@ -216,6 +228,10 @@ def describe_uninitialized(graph, names):
 
 def _name(op):
     return None if op is None else getattr(op, "name", op)
+
+
+def _device(op):
+    return getattr(op, "device", None)
 
 
 def _safe_close(sess):

@@ -21,7 +21,8 @@ Where this departs from TF 1.x (REFERENCE.md D.9):
     tokens pile up while a worker is slow and a fast worker takes them, so TF's barrier does
     not hold (tensorflow/tensorflow#11753) and a 3-of-3 step does not wait for the third
     worker. Here a worker gives at most one gradient per step, and only backups let a step
-    go on without a straggler.
+    go on without a straggler. Submissions and released tokens are counted on the ps, so a
+    submission whose reading was lost in a recovery still gets its token (`_release_owed`).
   - The number of dropped (stale) gradients is counted, kept in the variable
     `sync_rep_dropped_gradients` (`dropped_gradients`) and logged every `log_every_n_steps`
     steps. A gradient counts as dropped when the step's count accumulator (fed 1 per
@@ -174,8 +175,20 @@ class SyncReplicasOptimizer(optimizer_lib.WrappingOptimizer):
                                      collections=[], name="sync_rep_dropped_gradients")
             self._awaiting = Variable(array_ops.zeros([], dtypes.int64), trainable=False,
                                       collections=[], name="sync_rep_awaiting")
+            # Tokens owed = submissions made - tokens released: both counted on the ps in the
+            # step that does them, so that a submission read by a request whose answer was
+            # lost (a recovery) is still owed its token. Workers count theirs in an
+            # accumulator, a resource that needs no initialiser (a worker may submit before
+            # the chief's hook initialised the variables below); its count is never taken,
+            # and a gradient at local step 0 is never stale for it.
+            self._submitted_count = data_flow_ops.ConditionalAccumulator(
+                dtypes.float32, shape=[], shared_name="sync_rep_submitted/count",
+                name="sync_rep_submitted", reduction_type="SUM")
+            self._released = Variable(array_ops.zeros([], dtypes.int64), trainable=False,
+                                      collections=[], name="sync_rep_released_tokens")
             self._bookkeeping = [(v, state_ops.is_variable_initialized(v))
-                                 for v in (self._active, self._dropped, self._awaiting)]
+                                 for v in (self._active, self._dropped, self._awaiting,
+                                           self._released)]
 
     def _build_worker_step(self, applies, global_step):
         """Apply (done), count, submit, wait for a token, take it as the local step. The ops on
@@ -188,6 +201,11 @@ class SyncReplicasOptimizer(optimizer_lib.WrappingOptimizer):
                                                 convert_to_tensor(0, dtypes.int64))
             with graph.device(global_step.device):
                 with graph.control_dependencies(applies):
+                    # Before the count: a step aborted between the two leaves a gradient
+                    # counted as submitted, which the owed-token check takes as pending.
+                    noted = self._submitted_count.apply_grad(
+                        convert_to_tensor(1.0, dtypes.float32), local_step=0)
+                with graph.control_dependencies([noted]):
                     counted = self._count_accumulator.apply_grad(
                         convert_to_tensor(1.0, dtypes.float32), local_step=local_step)
                 with graph.control_dependencies([counted]):
@@ -214,7 +232,8 @@ class SyncReplicasOptimizer(optimizer_lib.WrappingOptimizer):
                 self._num_fresh, [], name="step_release_count")
             with graph.control_dependencies([update_op, self._included]):
                 tokens = array_ops.fill([self._step_release_count], global_step.read_value())
-                released = self._sync_token_queue.enqueue_many([tokens])
+                released = self._count_released(
+                    self._sync_token_queue.enqueue_many([tokens]), self._step_release_count)
             with graph.control_dependencies([released]):
                 self._sync_op = control_flow_ops.group(
                     state_ops.assign(self._awaiting, convert_to_tensor(0, dtypes.int64)),
@@ -225,16 +244,24 @@ class SyncReplicasOptimizer(optimizer_lib.WrappingOptimizer):
                 self._awaiting, convert_to_tensor(1, dtypes.int64)).op
             self._release_count = array_ops.placeholder_with_default(
                 convert_to_tensor(1, dtypes.int32), [], name="release_count")
-            self._release = self._sync_token_queue.enqueue_many(
-                [array_ops.fill([self._release_count], global_step.read_value())],
-                name="release")
+            self._release = self._count_released(self._sync_token_queue.enqueue_many(
+                [array_ops.fill([self._release_count], global_step.read_value())]),
+                self._release_count, name="release")
             self._close_tokens = self._sync_token_queue.close(name="close_token_queue")
             self._read_active = self._active.read_value()
             self._read_step = global_step.read_value()
             self._read_awaiting = self._awaiting.read_value()
             self._read_dropped = self._dropped.read_value()
             self._read_accumulated = self._count_accumulator.num_accumulated()
+            self._read_token_books = [self._submitted_count.num_accumulated(),
+                                      self._released.read_value(), self._submissions.size()]
         self._chief_queue_runner = _ChiefSyncRunner(self)
+
+    def _count_released(self, enqueue, count, name=None):
+        """`enqueue` (of `count` tokens) then the released-token count, as one op."""
+        with graph_lib.get_default_graph().control_dependencies([enqueue]):
+            counted = state_ops.assign_add(self._released, math_ops.cast(count, dtypes.int64))
+        return control_flow_ops.group(counted, name=name)
 
     # --- what the chief and the hook use ----------------------------------------------------
     @property
@@ -297,6 +324,7 @@ class _ChiefSyncRunner:
         self.name = "sync_replicas_chief"
         self.ending = threading.Event()  # set by the hook's end, before it closes the queue
         self._unread = 0  # fresh gradients of this step whose submissions were not read
+        self._owed_seen = None  # (submitted, owed) at the last quiet poll that found some owed
 
     def create_threads(self, sess, coord=None, daemon=False, start=False):
         self.ending.clear()  # a new session (a recovery, or another MonitoredSession)
@@ -337,7 +365,7 @@ class _ChiefSyncRunner:
         poll = config_lib.RunOptions(timeout_in_ms=_POLL_MS)
         step = int(sess.run(opt._read_step))
         dropped = int(sess.run(opt._read_dropped))
-        self._unread = 0
+        self._unread, self._owed_seen = 0, None
         # Each worker gives one gradient per step, unless a step needs more than there are.
         hold = opt._replicas_to_aggregate <= opt._total_num_replicas
         fresh = int(sess.run(opt._read_awaiting))  # read by this chief's predecessor
@@ -352,8 +380,9 @@ class _ChiefSyncRunner:
                 except (errors.DeadlineExceededError, errors.CancelledError):
                     # The poll's deadline (a remote step may report it as the cancellation
                     # of its blocked dequeue); a stop request ends the loop above.
-                    fresh = self._count_unread(sess, step, fresh, required)
+                    fresh = self._count_unread(sess, step, fresh, required, hold)
                     continue
+                self._owed_seen = None
                 if entry == _LEAVE:
                     required = opt._required(int(sess.run(opt._read_active)))
                 elif entry >= step:
@@ -386,14 +415,19 @@ class _ChiefSyncRunner:
                              dropped - dropped_at_last_log, opt._log_every_n_steps)
                 dropped_at_last_log = dropped
 
-    def _count_unread(self, sess, step, fresh, required):
+    def _count_unread(self, sess, step, fresh, required, hold):
         """No submission came for a poll: if the count accumulator holds enough fresh
         gradients although fewer submissions were read, the submissions were lost (a
         recovery abandoned steps on a parameter server that ran them later, e.g. one paused
         and resumed): the accumulator, which the gradients reach first, is the truth. Their
-        workers wait for tokens, which the step releases (one per gradient). -> fresh."""
-        accumulated = int(sess.run(self._opt._read_accumulated))
+        workers wait for tokens, which the step releases (one per gradient). -> fresh.
+        Else lost stale submissions may hold workers: see `_release_owed`."""
+        opt = self._opt
+        accumulated, *books = sess.run([opt._read_accumulated] + opt._read_token_books)
+        accumulated = int(accumulated)
         if accumulated < required or accumulated <= fresh:
+            self._release_owed(sess, step, [int(n) for n in books],
+                               max(accumulated, fresh) if hold else 0)
             return fresh
         logging.warning("SyncReplicas: global step %d has %d fresh gradients in its "
                         "accumulators but only %d submissions were read (lost in a "
@@ -401,6 +435,28 @@ class _ChiefSyncRunner:
                         step, accumulated, fresh)
         self._unread += accumulated - fresh
         return accumulated
+
+    def _release_owed(self, sess, step, books, pending):
+        """Releases the tokens of submissions that no reader acted on. Each submission is
+        owed one token; `pending` of them get theirs when the step is taken (fresh gradients
+        of this step), those still queued when read; the rest were read by a request whose
+        answer was lost, or read by a loop that ended before releasing (a recovery), and
+        their workers would wait for ever. Acted on only when two quiet polls in a row
+        find the same owed tokens and no new submission: a worker's step counts its
+        submission a moment before it is queued."""
+        submitted, released, queued = books
+        owed = submitted - released - queued - pending
+        if owed <= 0:
+            self._owed_seen = None
+            return
+        if self._owed_seen != (submitted, owed):
+            self._owed_seen = (submitted, owed)
+            return
+        logging.warning("SyncReplicas: at global step %d, %d workers wait for tokens whose "
+                        "submissions were lost (read by a request abandoned in a recovery?): "
+                        "releasing %d tokens.", step, owed, owed)
+        sess.run(self._opt._release, {self._opt._release_count: owed})
+        self._owed_seen = None
 
 
 def _stopping(coord):

@@ -1,6 +1,8 @@
 """The TCP transport's poller, the one thread per process that reads the answers of calls with
 completion callbacks: it must outlive any one call's trouble, or every later call of the
-process waits forever (a cluster with all tasks idle). Server and client in this process."""
+process waits forever (a cluster with all tasks idle); and the server's selector, which
+must keep reading every connection it accepts. Server and client in this process."""
+import socket
 import threading
 import time
 
@@ -77,3 +79,39 @@ def test_a_failure_while_reading_one_answer_fails_that_call_only(endpoint):
         assert _echo(client, endpoint, b"still") == b"still"
     finally:
         client.close()
+
+
+def test_the_server_reads_a_connection_on_the_descriptor_of_one_it_gave_up_during_a_call(
+        monkeypatch):
+    """A call watched for its client's hang-up whose answer cannot be sent (the client reads
+    nothing) ends its connection on the pool thread. The server used to close that socket
+    while its selector still had it registered: the next connection, given the same
+    descriptor number, was then never watched and its calls never read (a parameter server
+    paused and resumed gave up many connections so and left training steps waiting)."""
+    from tensorweave.distributed.tcp.framing import HEADER
+
+    monkeypatch.setattr(tcp_server, "READ_SECONDS", 1.0)  # sending the answer gives up soon
+    release = threading.Event()
+    server = tcp_server.TcpServer("127.0.0.1", lambda ticket: None)
+    server.register(SLOW, lambda body: release.wait(20) and body * (32 << 20),
+                    on_hangup=lambda body: None)
+    address = ("127.0.0.1", server.port)
+    stuck = socket.socket()
+    fresh = socket.socket()  # made now: the server's next accept gets the number it frees
+    try:
+        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stuck.connect(address)
+        stuck.sendall(HEADER.pack(1, SLOW) + b"x")
+        time.sleep(0.5)  # the call runs, its connection watched for a hang-up
+        release.set()  # its 32 MiB answer does not fit: the send gives up after 1 s
+        time.sleep(2.5)
+        fresh.settimeout(10)
+        fresh.connect(address)
+        fresh.sendall(HEADER.pack(1, SLOW) + b"y")
+        length, status = HEADER.unpack(fresh.recv(HEADER.size, socket.MSG_WAITALL))
+        assert (length, status) == (32 << 20, 0), "the new connection's call was not read"
+    finally:
+        release.set()
+        stuck.close()
+        fresh.close()
+        server.close()

@@ -1,6 +1,7 @@
 """High 4/5 of issue 12: waiting calls cannot take every thread of a server and are freed
 when their caller goes away; frames and messages are bounded before anything is allocated;
 a request never makes the server connect to an address it names."""
+import os
 import socket
 import time
 
@@ -135,13 +136,15 @@ def test_a_feed_never_makes_the_server_connect_where_it_names(server, plane):
 def test_made_up_reader_ids_cannot_pile_up_shared_memory(monkeypatch):
     from tensorweave.distributed.data_plane import shared_memory
     monkeypatch.setattr(shared_memory, "MAX_READERS", 8)
+    monkeypatch.setattr(shared_memory, "MAX_READERS_PER_PROCESS", 8)
     pool = shared_memory.SegmentPool()
     try:
         payload = memoryview(b"x" * 64)
+        pid = os.getpid()
         for index in range(8):  # never released: every segment stays in use
-            pool.write(f"host/1/{index:032x}", payload)
+            pool.write(f"host/{pid}/{index:032x}", payload)
         with pytest.raises(tf.errors.ResourceExhaustedError):
-            pool.write("host/1/" + "f" * 32, payload)
+            pool.write(f"host/{pid}/" + "f" * 32, payload)
         assert sum(len(s) for s in pool._segments.values()) == 8  # noqa: SLF001
     finally:
         pool.close()
@@ -159,6 +162,52 @@ def test_payloads_no_reader_takes_are_bounded(monkeypatch):
         store.put(memoryview(bytes(600)))
     finally:
         store.close()
+
+
+def test_one_peer_cannot_take_every_other_peers_room_for_pushed_payloads(monkeypatch):
+    """Finding 10: payloads pushed by clients (PushBulk) and not yet taken were bounded only in
+    all: one client could fill the store and every other's push was refused. Now one peer
+    address holds at most MAX_HELD_BYTES_PER_PEER of them (refused naming the quota and the
+    peer), while another address is still served."""
+    from tensorweave.distributed import data_plane
+    monkeypatch.setattr(data_plane, "MAX_HELD_BYTES", 10000)
+    monkeypatch.setattr(data_plane, "MAX_HELD_BYTES_PER_PEER", 1000)
+    store = data_plane.BulkStore("127.0.0.1:1", use_shm=False)
+    try:
+        greedy, other = "10.0.0.7", "10.0.0.8"
+        first = store.put(memoryview(bytes(600)), greedy)
+        with pytest.raises(tf.errors.ResourceExhaustedError,
+                           match="MAX_HELD_BYTES_PER_PEER") as info:
+            store.put(memoryview(bytes(600)), greedy)
+        assert greedy in info.value.message
+        assert len(store.take(store.put(memoryview(bytes(600)), other))) == 600
+        assert len(store.take(first)) == 600  # taken: the greedy peer has room again
+        store.put(memoryview(bytes(600)), greedy)
+    finally:
+        store.close()
+
+
+def test_a_push_over_its_peers_quota_is_refused_before_it_is_read(monkeypatch):
+    """The same through a real server's PushBulk (a client's feed of a big tensor): the
+    announced size is checked against the pushing address's quota before any byte is kept."""
+    from tensorweave.distributed import data_plane
+    from tensorweave.distributed.grpc import clients
+    server = tf.train.Server.create_local_server()
+    try:
+        monkeypatch.setattr(data_plane, "MAX_HELD_BYTES_PER_PEER", 1 << 20)
+        address = server.target[len("grpc://"):]
+        with grpc.insecure_channel(address) as channel:
+            push = channel.stream_unary(clients._PUSH_BULK)  # noqa: SLF001
+            first = [tensor_wire_pb2.BulkChunk(total=(1 << 20) - 8).SerializeToString(),
+                     clients.chunk_bytes(memoryview(bytes((1 << 20) - 8)))]
+            worker_pb2.PushBulkResponse.FromString(push(iter(first), timeout=10))
+            with pytest.raises(grpc.RpcError) as info:
+                push(iter([tensor_wire_pb2.BulkChunk(total=64).SerializeToString(),
+                           clients.chunk_bytes(memoryview(bytes(64)))]), timeout=10)
+        assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "MAX_HELD_BYTES_PER_PEER" in info.value.details()
+    finally:
+        server.stop()
 
 
 def test_a_master_keeps_a_bounded_number_of_sessions(monkeypatch):

@@ -1,6 +1,8 @@
 """Critical 1 of issue 12: a shared-memory reference in a message must never make its
 receiver open, map or delete a file the sender named, and errors never show data."""
 import os
+import subprocess
+import sys
 
 import grpc
 import numpy as np
@@ -29,6 +31,17 @@ def _shm_tensor(path, generation=0):
                                                  shm_socket=str(path),
                                                  shm_generation=generation))
     return tensor
+
+
+@pytest.fixture
+def other_process():
+    """Another running process of this user (a second shared-memory reader's pid)."""
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        yield process
+    finally:
+        process.kill()
+        process.wait(10)
 
 
 @pytest.fixture(scope="module")
@@ -60,12 +73,13 @@ def test_a_client_never_opens_or_deletes_a_file_named_by_a_response(tmp_path):
     assert victim.read_bytes() == SECRET
 
 
-def test_segments_are_anonymous_and_handed_only_to_their_reader():
+def test_segments_are_anonymous_and_handed_only_to_their_reader(other_process):
     before = set(os.listdir(shared_memory.SHM_DIR))
     pool = shared_memory.SegmentPool()
     try:
         payload = np.arange(1024, dtype=np.float32)
         mine = f"{data_plane.HOST_ID}/{os.getpid()}/{'a' * 32}"
+        claimed = f"{data_plane.HOST_ID}/{other_process.pid}/{'a' * 32}"
         segment, generation, _ = pool.write(mine, memoryview(payload).cast("B"))
         assert set(os.listdir(shared_memory.SHM_DIR)) <= before  # no file names a segment
         view = shared_memory.SegmentCache(mine).view(pool.socket_name, segment, generation,
@@ -73,17 +87,15 @@ def test_segments_are_anonymous_and_handed_only_to_their_reader():
         np.testing.assert_array_equal(view.view(np.float32), payload)
         # Another reader id of this process, or the right id claimed by another process
         # (the pid in the id is not the asker's), gets nothing.
-        others = [f"{data_plane.HOST_ID}/{os.getpid()}/{'b' * 32}",
-                  f"{data_plane.HOST_ID}/1/{'a' * 32}"]
+        others = [f"{data_plane.HOST_ID}/{os.getpid()}/{'b' * 32}", claimed]
         for reader_id in others:
             with pytest.raises(tf.errors.UnavailableError, match="no segment"):
                 shared_memory.SegmentCache(reader_id).view(pool.socket_name, segment,
                                                            generation, payload.nbytes)
-        segment_2, generation_2, _ = pool.write(f"{data_plane.HOST_ID}/1/{'a' * 32}",
-                                                memoryview(payload).cast("B"))
+        segment_2, generation_2, _ = pool.write(claimed, memoryview(payload).cast("B"))
         with pytest.raises(tf.errors.UnavailableError, match="no segment"):
-            shared_memory.SegmentCache(f"{data_plane.HOST_ID}/1/{'a' * 32}").view(
-                pool.socket_name, segment_2, generation_2, payload.nbytes)
+            shared_memory.SegmentCache(claimed).view(pool.socket_name, segment_2, generation_2,
+                                                     payload.nbytes)
     finally:
         pool.close()
 
@@ -99,5 +111,31 @@ def test_a_stale_generation_is_refused_without_showing_the_segment(tmp_path):
                                                   payload.nbytes)
         assert str(generation) not in info.value.message.replace(pool.socket_name, "") \
             .replace(str(segment), "")
+    finally:
+        pool.close()
+
+
+def test_one_process_cannot_take_every_shared_memory_reader(other_process):
+    """Finding 10: reader ids come from requests, and one peer could name 64 of them (every
+    reader's place in a holder's pool), each keeping its segments in use. Now one process (the
+    pid in the id: only it can take the segments) has at most MAX_READERS_PER_PROCESS
+    readers; the next is refused naming that quota while another process is still served,
+    and an id naming no running process of this user is refused."""
+    pool = shared_memory.SegmentPool()
+    try:
+        payload = memoryview(b"x" * 64)
+        greedy = f"{data_plane.HOST_ID}/{other_process.pid}"
+        with pytest.raises(tf.errors.ResourceExhaustedError,
+                           match="MAX_READERS_PER_PROCESS") as info:
+            for index in range(shared_memory.MAX_READERS):  # never read: segments in use
+                pool.write(f"{greedy}/{index:032x}", payload)
+        assert str(other_process.pid) in info.value.message
+        assert len(pool._segments) == shared_memory.MAX_READERS_PER_PROCESS  # noqa: SLF001
+        mine = f"{data_plane.HOST_ID}/{os.getpid()}/{'c' * 32}"
+        segment, generation, _ = pool.write(mine, memoryview(b"y" * 64))
+        view = shared_memory.SegmentCache(mine).view(pool.socket_name, segment, generation, 64)
+        assert bytes(view) == b"y" * 64
+        with pytest.raises(tf.errors.InvalidArgumentError, match="running process"):
+            pool.write(f"{data_plane.HOST_ID}/{2 ** 31 - 1}/{'d' * 32}", payload)
     finally:
         pool.close()

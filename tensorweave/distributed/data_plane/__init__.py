@@ -25,7 +25,9 @@ The reader states which planes it accepts (ReaderInfo: a session may restrict th
 RPCOptions.data_planes, and tests force each one); the holder picks the first of them it can
 serve. Payloads no reader takes are dropped after EXPIRY_SECONDS, and a store holds at most
 MAX_HELD_BYTES of them (beyond that a new one is refused with ResourceExhaustedError, unless
-the store is empty: one payload of any size always fits).
+the store is empty: one payload of any size always fits); payloads pushed by one peer address
+(PushBulk) at most MAX_HELD_BYTES_PER_PEER of them (unless it holds none), so one client
+cannot take every other's room.
 """
 import itertools
 import os
@@ -47,6 +49,7 @@ from tensorweave.distributed.protos import tensor_wire_pb2
 INLINE_BYTES = 256 * 1024
 EXPIRY_SECONDS = 300.0
 MAX_HELD_BYTES = 2 << 30
+MAX_HELD_BYTES_PER_PEER = 1 << 30
 AUTOMATIC_PLANES = ("shm", "tcp", "grpc")
 
 
@@ -88,8 +91,10 @@ class BulkStore:
             if plane == "shm" and self.shm is not None and reader.host_id == HOST_ID:
                 try:
                     ref = shm_ref(self.shm, self.holder_address, reader.reader_id, payload)
-                except errors.ResourceExhaustedError:
-                    continue  # too many readers hold segments here: the next plane
+                except (errors.ResourceExhaustedError, errors.InvalidArgumentError):
+                    # Over a reader quota, or a reader id naming no process of this user
+                    # here (only that process could take the segment): the next plane.
+                    continue
                 header.bulk.CopyFrom(ref)
                 return header
             if plane == "tcp" and self.tcp_port or plane == "grpc":
@@ -101,24 +106,46 @@ class BulkStore:
         header.content = payload.byte_view().tobytes()
         return header
 
-    def held_bytes(self):
+    def held_bytes(self, peer=None):
+        """Bytes held: all of them, or those pushed by `peer`."""
         with self._lock:
-            return sum(len(view) for view, _ in self._entries.values())
+            return self._held(peer)
 
-    def put(self, view):
+    def _held(self, peer=None):
+        return sum(len(view) for view, _, owner in self._entries.values()
+                   if peer is None or owner == peer)
+
+    def check_room(self, nbytes, peer=None):
+        """Raises ResourceExhaustedError if `nbytes` more (pushed by `peer`, if given) would
+        pass a bound."""
+        with self._lock:
+            self._check_room(nbytes, peer)
+
+    def _check_room(self, nbytes, peer):
+        held = self._held()
+        if held and held + nbytes > MAX_HELD_BYTES:
+            raise errors.ResourceExhaustedError(
+                None, None, f"This server already holds {held} bytes of payloads no reader "
+                f"took yet; {nbytes} more would pass {MAX_HELD_BYTES}. Retry later")
+        mine = self._held(peer) if peer is not None else 0
+        if mine and mine + nbytes > MAX_HELD_BYTES_PER_PEER:
+            raise errors.ResourceExhaustedError(
+                None, None, f"{peer} already has {mine} bytes of pushed payloads held here; "
+                f"{nbytes} more would pass its quota (MAX_HELD_BYTES_PER_PEER = "
+                f"{MAX_HELD_BYTES_PER_PEER}). Retry once they are taken")
+
+    def put(self, view, peer=None):
+        """Holds `view` for a reader; `peer` is the address that pushed it (None: this
+        process's own payload). -> its ticket."""
         ticket = next(_tickets)
         now = time.monotonic()
         with self._lock:
-            expired = [t for t, (_, made) in self._entries.items()
+            expired = [t for t, (_, made, _) in self._entries.items()
                        if now - made > EXPIRY_SECONDS]
             for old in expired:
                 del self._entries[old]
-            held = sum(len(held_view) for held_view, _ in self._entries.values())
-            if held and held + len(view) > MAX_HELD_BYTES:
-                raise errors.ResourceExhaustedError(
-                    None, None, f"This server already holds {held} bytes of payloads no reader "
-                    f"took yet; {len(view)} more would pass {MAX_HELD_BYTES}. Retry later")
-            self._entries[ticket] = (view, now)
+            self._check_room(len(view), peer)
+            self._entries[ticket] = (view, now, peer)
         return ticket
 
     def take(self, ticket):

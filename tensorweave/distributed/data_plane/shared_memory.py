@@ -42,6 +42,11 @@ MAX_SEGMENTS_PER_READER = 4
 # recently served one with no segment in use makes room; else the payload takes another
 # plane), so made-up reader ids cannot pile up segments.
 MAX_READERS = 64
+# ... and at most this many for one process (the pid in the reader id, which must be a live
+# process of this user: only it can ever take the segments). A process reads with one id
+# (data_plane.READER_ID); more come from a recycled pid or from a peer making ids up, which
+# so cannot take every reader's place.
+MAX_READERS_PER_PROCESS = 4
 # A segment its reader has not released for this long is given up (the reader died).
 _ABANDONED_SECONDS = 120.0
 _SOCKET_NAME = re.compile(r"tensorweave-shm-[0-9]+-[0-9a-f]{32}\Z")
@@ -91,6 +96,17 @@ def _same_user(uid):
     return uid == os.getuid()
 
 
+def _is_process_of_this_user(pid):
+    """Whether `pid` runs now and this process may signal it (its user's, or any as root)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except OSError:  # ProcessLookupError, or PermissionError: another user's
+        return False
+    return True
+
+
 class _Segment:
     __slots__ = ("segment_id", "fd", "capacity", "map", "state", "payload", "generation",
                  "busy_since")
@@ -137,7 +153,7 @@ class SegmentPool:
             if self._closed:
                 raise errors.UnavailableError(None, None, "The shared-memory pool is closed")
             if reader_id not in self._segments:
-                self._make_room_for_a_reader()
+                self._make_room_for_a_reader(reader_id)
             segments = self._segments.pop(reader_id, [])
             self._segments[reader_id] = segments  # most recently served last
             retired = self._retire_abandoned(segments)
@@ -162,17 +178,35 @@ class SegmentPool:
         np.copyto(segment.payload[:nbytes], np.frombuffer(data, np.uint8))
         return segment.segment_id, segment.generation, retired
 
-    def _make_room_for_a_reader(self):
-        if len(self._segments) < MAX_READERS:
-            return
-        for reader_id, segments in list(self._segments.items()):  # least recent first
+    def _make_room_for_a_reader(self, reader_id):
+        """Checks a new reader's process and quotas; may let an idle reader go."""
+        pid = reader_pid(reader_id)
+        if pid is None or not _is_process_of_this_user(pid):
+            raise errors.InvalidArgumentError(
+                None, None, "A shared-memory reader id must be '<host id>/<pid>/<random>' with "
+                f"the pid of a running process of this user; got pid {pid}")
+        same_process = [r for r in self._segments if reader_pid(r) == pid]
+        if len(same_process) >= MAX_READERS_PER_PROCESS:
+            if not self._let_an_idle_reader_go(same_process):
+                raise errors.ResourceExhaustedError(
+                    None, None, f"Process {pid} already has {len(same_process)} shared-memory "
+                    f"readers here with segments in use (MAX_READERS_PER_PROCESS = "
+                    f"{MAX_READERS_PER_PROCESS}); its payloads take another data plane")
+        if len(self._segments) >= MAX_READERS and \
+                not self._let_an_idle_reader_go(list(self._segments)):
+            raise errors.ResourceExhaustedError(None, None, f"{MAX_READERS} readers hold "
+                                                "shared-memory segments here")
+
+    def _let_an_idle_reader_go(self, reader_ids):
+        """Drops the least recently served of `reader_ids` whose segments are all free."""
+        for reader_id in reader_ids:  # least recent first
+            segments = self._segments[reader_id]
             if all(int(s.state[0]) == 0 for s in segments):
                 for segment in list(segments):
                     self._drop(segments, segment)
                 del self._segments[reader_id]
-                return
-        raise errors.ResourceExhaustedError(None, None, f"{MAX_READERS} readers hold "
-                                            "shared-memory segments here")
+                return True
+        return False
 
     def descriptor(self, segment_id, reader_id, peer_pid):
         """The descriptor of segment `segment_id`, if it was written for `reader_id` and the

@@ -175,11 +175,7 @@ class WorkerServicer:
                 if index == 0:
                     total = _parse(tensor_wire_pb2.BulkChunk, raw).total
                     _require(total > 0, "PushBulk's first chunk must give the total size")
-                    held = self.store.held_bytes()
-                    if held and held + total > data_plane.MAX_HELD_BYTES:
-                        raise errors.ResourceExhaustedError(
-                            None, None, f"PushBulk of {total} bytes refused: this server "
-                            f"already holds {held} bytes of payloads; retry later")
+                    self.store.check_room(total, _client_address(context))
                     buffer = data_plane.READER.buffers.acquire(total)
                     continue
                 data = clients.chunk_data(raw)
@@ -188,7 +184,7 @@ class WorkerServicer:
                 offset += len(data)
             _require(buffer is not None and offset == len(buffer),
                      "PushBulk ended before its announced size")
-            ticket = self.store.put(memoryview(buffer))
+            ticket = self.store.put(memoryview(buffer), _client_address(context))
             return worker_pb2.PushBulkResponse(ref=tensor_wire_pb2.BulkRef(
                 holder=self.store.holder_address, ticket=ticket, nbytes=offset, plane="local"))
         except Exception as exc:  # noqa: BLE001

@@ -140,7 +140,10 @@ class TcpServer:
             for connection, mode in rearm:
                 modes[connection] = mode
             for connection, mode in modes.items():
-                if mode == "idle":
+                if mode == "drop":
+                    self._unwatch(connection)
+                    self._drop(connection)
+                elif mode == "idle":
                     self._watch(connection)
                 elif connection.call is not None:  # the call may have ended meanwhile
                     self._watch(connection, _InCall(connection))
@@ -187,8 +190,14 @@ class TcpServer:
         try:
             try:
                 self._selector.register(connection.sock, selectors.EVENT_READ, data)
-            except KeyError:  # watched for a hang-up still
-                self._selector.modify(connection.sock, selectors.EVENT_READ, data)
+            except KeyError:  # watched for a hang-up still, or a stale entry (below)
+                if self._selector.get_key(connection.sock).fileobj is not connection.sock:
+                    # A closed socket's entry under the descriptor number this one reuses:
+                    # modify() would only relabel it, and nothing would watch this socket.
+                    self._selector.unregister(self._selector.get_key(connection.sock).fileobj)
+                    self._selector.register(connection.sock, selectors.EVENT_READ, data)
+                else:
+                    self._selector.modify(connection.sock, selectors.EVENT_READ, data)
         except (KeyError, ValueError, OSError):
             self._drop(connection)
 
@@ -221,6 +230,7 @@ class TcpServer:
                 self._drop(connection)
 
     def _drop(self, connection):
+        """Forgets and closes `connection`: on the selector thread, after `_unwatch`."""
         with self._lock:
             if self._connections.pop(connection.sock, None) is not None:
                 self._per_peer[connection.peer] -= 1
@@ -241,7 +251,16 @@ class TcpServer:
         except Exception:  # noqa: BLE001 - a malformed frame closes its connection only
             _log.debug("TCP connection dropped after a malformed frame", exc_info=True)
         if not keep:
-            self._drop(connection)
+            # The selector thread may watch it for a hang-up: it forgets and closes it (a
+            # socket closed while registered leaves a stale entry that hid the next socket
+            # given the same descriptor number: its calls were never read, and a paused and
+            # resumed parameter server so left training steps waiting). The client sees
+            # the end at once.
+            try:
+                connection.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self._request_watch(connection, "drop")
             return
         connection.since = time.monotonic()
         self._request_watch(connection, "idle")
@@ -249,10 +268,11 @@ class TcpServer:
     def _request_watch(self, connection, mode):
         """Asks the selector thread to watch `connection`: between calls at once; for a
         hang-up of its running call within _CALL_WATCH_SECONDS (no wake-up: a long call is
-        watched, a quick one costs the selector next to nothing)."""
+        watched, a quick one costs the selector next to nothing); to forget and close it
+        ("drop") at once."""
         with self._lock:
             self._rearm.append((connection, mode))
-        if mode == "idle":
+        if mode != "call":
             try:
                 self._wake_write.send(b"x")
             except OSError:
