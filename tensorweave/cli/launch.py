@@ -38,6 +38,7 @@ import dataclasses
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -163,32 +164,46 @@ def task_environment(launch, num_tasks, base=None, token=None):
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
+# Runs in the task's own interpreter before the task's program replaces it: the task dies with
+# the launcher (PR_SET_PDEATHSIG), or exits at once if the launcher is already gone.
+_TRAMPOLINE = ("import ctypes, os, signal, sys\n"
+               "ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)\n"
+               "if os.getppid() != int(sys.argv[1]):\n"
+               "    os._exit(1)\n"
+               "os.execvp(sys.argv[2], sys.argv[2:])\n")
+
+
 def _die_with_launcher():
-    """A function for Popen's preexec_fn that makes the task die with this process, or None
-    where prctl is not available. The signal follows the thread that started the task, so
-    tasks are started from the launcher's main thread, which lives as long as it does."""
+    """A function turning a task's argv into one that first makes the task die with this
+    process (prctl PR_SET_PDEATHSIG in a small trampoline that then execs the task), or None
+    where prctl is not available. Not a Popen preexec_fn: that forces fork() with its atfork
+    handlers, and gRPC's (running in a launcher that has made channels, e.g. under pytest)
+    restart pollers in the child that abort it. The death signal follows the thread that
+    started the task, so tasks are started from the launcher's main thread."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None
     launcher = os.getpid()
 
-    def in_the_task():  # runs in the forked child, before exec: no allocation-heavy work
-        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        if os.getppid() != launcher:  # the launcher died before the prctl took effect
-            os._exit(1)
-    return in_the_task
+    def wrap(argv):
+        return [sys.executable, "-S", "-c", _TRAMPOLINE, str(launcher), *argv]
+    return wrap
 
 
 class _Task:
-    def __init__(self, launch, output, num_tasks, preexec_fn=None, token=None):
+    def __init__(self, launch, output, num_tasks, die_with_launcher=None, token=None):
         self.launch = launch
         env = task_environment(launch, num_tasks, token=token)
-        self.process = subprocess.Popen(launch.argv, env=env, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, start_new_session=True,
-                                        preexec_fn=preexec_fn)
+        argv = list(launch.argv)
+        if die_with_launcher is not None:
+            if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
+                raise FileNotFoundError(2, f"No such file or directory: {argv[0]!r}")
+            argv = die_with_launcher(argv)
+        self.process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, start_new_session=True)
         self.reader = threading.Thread(target=self._relay, args=(output,), daemon=True)
 
     def _relay(self, output):
@@ -220,7 +235,7 @@ def run_plan(plan, output=None, poll_seconds=0.1, elastic=None):
     die_with_launcher = _die_with_launcher()
     tasks = [_Task(launch, emit, len(plan), die_with_launcher, token) for launch in plan
              if not launch.standby]
-    for task in tasks:  # after every fork: a preexec_fn is only safe while no thread runs
+    for task in tasks:
         task.reader.start()
     standby = [launch for launch in plan if launch.standby]
     elastic = bool(standby) if elastic is None else elastic
@@ -239,8 +254,8 @@ def run_plan(plan, output=None, poll_seconds=0.1, elastic=None):
                 if not standby:
                     emit("[launch] no standby worker slot left (--max-workers)")
                     continue
-                # Started from this (main) thread while the readers run: the preexec_fn only
-                # calls prctl and getppid, which take no lock another thread could hold.
+                # Started from this (main) thread: the death signal follows the thread that
+                # started the task.
                 task = _Task(standby.pop(0), emit, len(plan), die_with_launcher, token)
                 task.reader.start()
                 tasks.append(task)

@@ -65,8 +65,12 @@ def test_the_coordinator_rank_and_another_die_a_tenth_of_a_second_apart():
         time.sleep(0.1)
         os.kill(int(second), signal.SIGKILL)
         killed = time.monotonic()
-        assert launch.finish(90) == 0, launch.text()
+        # the survivors re-form (a reset, then steps at a smaller size) well before the 15 s
+        # a member that died mid-connection would otherwise cost; the rest of the job's steps
+        # take as long as the machine's load makes them
+        launch.wait_for(r"reset at step \d+ size [23] ", 60)
         assert time.monotonic() - killed < 14.0, launch.text()
+        assert launch.finish(90) == 0, launch.text()
         sizes = _check_results(launch, final_size=2)
         changes = _size_changes(sizes)
         assert [c[1:] for c in changes] in ([(4, 2)], [(4, 3), (3, 2)]), sizes

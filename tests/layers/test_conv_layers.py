@@ -176,6 +176,7 @@ def test_input_spec_checks_rank_and_channels_naming_the_layer():
 
 
 def test_transpose_and_separable_layers_train():
+    tf.set_random_seed(0)      # the initial weights decide how fast 20 steps go
     rng = np.random.default_rng(1)
     x = tf.constant(rng.standard_normal((4, 4, 4, 2)).astype(np.float32))
     target = tf.constant(rng.standard_normal((4, 8, 8, 1)).astype(np.float32))
