@@ -330,12 +330,12 @@ class Model(Network):
     def save_weights(self, filepath, overwrite=True, save_format=None):
         saving.save_weights(self, filepath, overwrite, save_format)
 
-    def load_weights(self, filepath, by_name=False):
-        saving.load_weights(self, filepath, by_name)
+    def load_weights(self, filepath, by_name=False, skip_mismatch=False):
+        saving.load_weights(self, filepath, by_name, skip_mismatch)
 
     def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None):
-        """See tf.keras.models.save_model: a directory with the architecture, the training
-        configuration and the weights (not HDF5: no h5py)."""
+        """See tf.keras.models.save_model: one HDF5 file (a .h5 path or save_format='h5'), else
+        a directory with the architecture, the training configuration and the weights."""
         serialization.save_model(self, filepath, overwrite, include_optimizer, save_format)
 
     def reset_metrics(self):

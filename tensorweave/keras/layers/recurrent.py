@@ -350,9 +350,20 @@ class _CellLayer(RNN):
     def units(self):
         return self.cell.units
 
+    def get_config(self):
+        """Flat, as Keras writes LSTM/GRU/SimpleRNN configs: the cell's arguments beside the
+        layer's."""
+        config = super().get_config()
+        cell_config = dict(config.pop("cell")["config"])
+        for key in ("name", "trainable", "dtype", "batch_input_shape"):
+            cell_config.pop(key, None)
+        return {**config, **cell_config}
+
     @classmethod
     def from_config(cls, config):
         config = dict(config)
+        if "cell" not in config:  # Keras's own configs of LSTM/GRU/SimpleRNN are flat
+            return cls(**config)
         cell_config = dict(config.pop("cell")["config"])
         for key in ("name", "trainable", "dtype", "batch_input_shape"):
             cell_config.pop(key, None)
