@@ -4,6 +4,7 @@ from tensorweave.keras.engine.input_layer import Input, InputLayer  # noqa: F401
 from tensorweave.layers.base import InputSpec  # noqa: F401
 from tensorweave.keras.layers.core import (Dense, Activation, Dropout, Flatten,  # noqa: F401
                                            Reshape, Permute, RepeatVector, Lambda, Embedding,
+                                           Masking,
                                            ActivityRegularization)
 from tensorweave.keras.layers.convolutional import (Conv1D, Conv2D, Conv3D,  # noqa: F401
                                                     Convolution1D, Convolution2D,

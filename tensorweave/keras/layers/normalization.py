@@ -10,6 +10,8 @@ from tensorweave.ops import array_ops, nn_impl
 
 
 class BatchNormalization(Layer, tf_normalization.BatchNormalization):
+    _SUPPORTS_MASKING = True
+
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",
                  moving_mean_initializer="zeros", moving_variance_initializer="ones",
