@@ -40,6 +40,9 @@ def _keyed_weights(model):
 
 
 def _check_format(filepath, save_format):
+    if filepath is None:
+        raise ValueError("Weights file path is None (tf.train.latest_checkpoint returns None "
+                         "when the directory has no checkpoint state naming existing files)")
     if save_format not in (None, "tf", "npz", "h5", "hdf5", "keras"):
         raise ValueError(f"save_format must be 'tf', 'h5' or 'npz', got {save_format!r}")
     if hdf5_format.is_hdf5_path(filepath, save_format) or (
