@@ -85,23 +85,24 @@ def _stateful(batch=2, steps=3):
                              keras.layers.Dense(1)])
 
 
-def test_stateful_lstm_carries_states_between_batches_until_reset():
+@pytest.mark.parametrize("steps", [3, 1])  # one step: unstack into one frame (lstm_stateful.py)
+def test_stateful_lstm_carries_states_between_batches_until_reset(steps):
     rng = np.random.RandomState(1)
-    sequence = rng.rand(2, 6, 1).astype(np.float32)
+    sequence = rng.rand(2, 2 * steps, 1).astype(np.float32)
     with tf.Graph().as_default():
-        model = _stateful()
-        first = model.predict(sequence[:, :3], batch_size=2)
-        second = model.predict(sequence[:, 3:], batch_size=2)
-        whole = keras.Sequential([keras.layers.LSTM(4, input_shape=(6, 1)),
+        model = _stateful(steps=steps)
+        first = model.predict(sequence[:, :steps], batch_size=2)
+        second = model.predict(sequence[:, steps:], batch_size=2)
+        whole = keras.Sequential([keras.layers.LSTM(4, input_shape=(2 * steps, 1)),
                                   keras.layers.Dense(1)])
         whole.set_weights(model.get_weights())
         # two halves through the stateful layer = the whole sequence at once
         np.testing.assert_allclose(second, whole.predict(sequence), rtol=1e-5, atol=1e-6)
         model.reset_states()
-        np.testing.assert_allclose(model.predict(sequence[:, :3], batch_size=2), first,
+        np.testing.assert_allclose(model.predict(sequence[:, :steps], batch_size=2), first,
                                    rtol=1e-6)
         model.compile("adam", "mse")
-        model.fit(sequence[:, :3], np.ones((2, 1)), batch_size=2, epochs=2, shuffle=False,
+        model.fit(sequence[:, :steps], np.ones((2, 1)), batch_size=2, epochs=2, shuffle=False,
                   verbose=0)
         model.layers[0].reset_states([np.ones((2, 4)), np.zeros((2, 4))])
         hidden, carry = keras.backend.batch_get_value(model.layers[0].states)
