@@ -71,6 +71,12 @@ class _Cell(Layer):
     def _bias_initializer(self):
         return self.bias_initializer
 
+    def initial_states(self, first_frame):
+        """Zero states for a batch like `first_frame` ([batch, features])."""
+        batch = array_ops.shape(first_frame)[0]
+        return [array_ops.zeros(array_ops.stack([batch, size]), dtype=first_frame.dtype)
+                for size in self.state_size]
+
     def build(self, input_shape):
         depth = input_shape.as_list()[-1]
         if depth is None:
@@ -215,6 +221,7 @@ class RNN(Layer):
     the next, kept in variables until reset_states()."""
 
     _SUPPORTS_MASKING = True
+    _INPUT_RANK = 3
 
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False,
                  stateful=False, unroll=False, time_major=False, **kwargs):
@@ -246,12 +253,12 @@ class RNN(Layer):
 
     def build(self, input_shape):
         shape = input_shape.as_list() if hasattr(input_shape, "as_list") else list(input_shape)
-        if len(shape) != 3:
-            raise ValueError(f"{type(self).__name__} {self.name}: inputs must be 3-D "
-                             f"[batch, time, features], got shape {shape}")
+        if len(shape) != self._INPUT_RANK:
+            raise ValueError(f"{type(self).__name__} {self.name}: inputs must be "
+                             f"{self._INPUT_RANK}-D [batch, time, ...], got shape {shape}")
         self.cell._scope_name = self._scope_name  # the cell's weights are this layer's
         self.cell._dtype = self._dtype
-        self.cell.build(TensorShape([shape[1 if self.time_major else 0], shape[2]]))
+        self.cell.build(TensorShape([shape[1 if self.time_major else 0]] + shape[2:]))
         self.built = True
 
     def compute_mask(self, inputs, mask=None):
@@ -271,11 +278,9 @@ class RNN(Layer):
                 [initial_state]
         elif self.stateful:
             states = [variable.value() for variable in self._state_variables(inputs)]
-        else:
-            batch = array_ops.shape(inputs)[1 - time_axis]
-            states = [array_ops.zeros(array_ops.stack([batch, size]), dtype=inputs.dtype)
-                      for size in self.cell.state_size]
         first_frame = array_ops.gather(inputs, 0, axis=time_axis)
+        if initial_state is None and not self.stateful:
+            states = self.cell.initial_states(first_frame)
         output, states = recurrent_loop.run(
             self.cell, inputs, states, mask, self.time_major, self.go_backwards,
             self.return_sequences, _dropout_mask(first_frame, self.cell.dropout, training),

@@ -15,7 +15,9 @@ def _keep(mask_t, new, old):
     """new where the step is real (mask_t, [batch] booleans), else old."""
     if mask_t is None:
         return new
-    keep = math_ops.cast(array_ops.expand_dims(mask_t, -1), new.dtype)
+    keep = math_ops.cast(mask_t, new.dtype)
+    for _ in range(new.shape.ndims - 1):  # [batch] -> [batch, 1, ...] like `new`
+        keep = array_ops.expand_dims(keep, -1)
     return new * keep + old * (1 - keep)
 
 
@@ -67,8 +69,9 @@ def _loop(cell, inputs, states, mask, time_major, go_backwards, return_sequences
             mask_by_time = pad_tile_ops.reverse(mask_by_time, [0])
     steps = array_ops.shape(by_time)[0]
     batch = array_ops.shape(by_time)[1]
-    units, count = cell.units, len(states)
-    collected = array_ops.zeros(array_ops.stack([0, batch, units]), dtype=inputs.dtype)
+    count = len(states)
+    output_dims = states[0].shape.as_list()[1:]  # each cell's output is its first state
+    collected = array_ops.zeros(array_ops.stack([0, batch] + output_dims), dtype=inputs.dtype)
     previous = array_ops.zeros_like(states[0])
 
     def body(step, *loop):
@@ -80,8 +83,8 @@ def _loop(cell, inputs, states, mask, time_major, go_backwards, return_sequences
             outputs = array_ops.concat([outputs, array_ops.expand_dims(last, 0)], 0)
         return [step + 1] + current + [last, outputs]
 
-    invariants = [TensorShape([])] + [TensorShape([None, size]) for size in cell.state_size] \
-        + [TensorShape([None, units]), TensorShape([None, None, units])]
+    invariants = [TensorShape([])] + [TensorShape([None] + s.shape.as_list()[1:]) for s in states] \
+        + [TensorShape([None] + output_dims), TensorShape([None, None] + output_dims)]
     results = while_ops.while_loop(
         lambda step, *loop: math_ops.less(step, steps), body,
         [convert_to_tensor(0)] + list(states) + [previous, collected],
@@ -91,5 +94,5 @@ def _loop(cell, inputs, states, mask, time_major, go_backwards, return_sequences
         return results[1 + count], states
     outputs = results[-1]
     if not time_major:
-        outputs = array_ops.transpose(outputs, [1, 0, 2])
+        outputs = array_ops.transpose(outputs, [1, 0] + list(range(2, outputs.shape.ndims)))
     return outputs, states
