@@ -83,7 +83,10 @@ def save_weights(model, filepath, overwrite=True, save_format=None):
             saver = Saver(keyed, max_to_keep=None)
         cache = (graph, list(keyed), saver)
         model._weights_saver = cache
-    cache[2].save(backend.get_session(list(keyed.values())), filepath, write_meta_graph=False)
+    # An absolute prefix: the directory's state file then names the checkpoint relative to
+    # it, as TF's Keras writes it, so tf.train.latest_checkpoint(dir) finds it.
+    cache[2].save(backend.get_session(list(keyed.values())), os.path.abspath(filepath),
+                  write_meta_graph=False)
 
 
 def load_weights(model, filepath, by_name=False, skip_mismatch=False):
