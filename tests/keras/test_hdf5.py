@@ -147,3 +147,20 @@ def test_a_weights_file_is_not_a_model(tmp_path):
         model.save_weights(str(tmp_path / "w.h5"))
         with pytest.raises(ValueError, match="no model_config"):
             keras.models.load_model(str(tmp_path / "w.h5"))
+
+
+def test_loss_and_metric_functions_are_saved_by_name(tmp_path):
+    x, y = _data()
+    with tf.Graph().as_default():
+        model = _mlp()
+        model.compile(keras.optimizers.Adam(), keras.losses.sparse_categorical_crossentropy,
+                      metrics=["accuracy", keras.metrics.sparse_categorical_accuracy])
+        expected = model.evaluate(x, y, verbose=0)
+        model.save(str(tmp_path / "m.h5"))
+    with h5py.File(tmp_path / "m.h5", "r") as handle:
+        training = json.loads(handle.attrs["training_config"])
+    assert training["loss"] == "sparse_categorical_crossentropy"
+    assert training["metrics"] == ["accuracy", "sparse_categorical_accuracy"]
+    with tf.Graph().as_default():
+        loaded = keras.models.load_model(str(tmp_path / "m.h5"))  # compiled: evaluate works
+        np.testing.assert_allclose(loaded.evaluate(x, y, verbose=0), expected, rtol=1e-6)

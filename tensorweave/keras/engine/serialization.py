@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from tensorweave.keras import optimizers
+from tensorweave.keras import losses as losses_lib, metrics as metrics_lib, optimizers
 from tensorweave.keras.engine import hdf5_format
 from tensorweave.keras.engine import node as node_lib
 from tensorweave.keras.engine.input_layer import InputLayer
@@ -156,17 +156,30 @@ def model_from_json(json_string, custom_objects=None):
     return model_from_config(json.loads(json_string), custom_objects)
 
 
+def _by_name(spec, module):
+    """Keras's own loss / metric functions by their names (how Keras saves them), in lists and
+    dicts too; anything else as it is."""
+    if isinstance(spec, dict):
+        return {key: _by_name(value, module) for key, value in spec.items()}
+    if isinstance(spec, (list, tuple)):
+        return [_by_name(value, module) for value in spec]
+    name = getattr(spec, "__name__", None)
+    if callable(spec) and name and getattr(module, name, None) is spec:
+        return name
+    return spec
+
+
 def _training_config(model):
     if not getattr(model, "_compiled", False):
         return None
     optimizer = model.optimizer
     if isinstance(optimizer, optimizers.TFOptimizer):
         return None  # a tf.train optimizer has no Keras config
-    specs = model._metric_specs
+    specs = _by_name(model._metric_specs, metrics_lib)
     flat = [m for ms in specs.values() for m in (ms if isinstance(ms, (list, tuple)) else [ms])] \
-        if isinstance(specs, dict) else specs
+        if isinstance(specs, dict) else specs or []
     names_only = all(isinstance(m, str) for m in flat)
-    loss = model.loss
+    loss = _by_name(model.loss, losses_lib)
     if not (isinstance(loss, str) or (isinstance(loss, (list, tuple)) and
                                       all(isinstance(x, str) for x in loss))):
         return None
