@@ -281,6 +281,9 @@ class Network(Layer):
     def to_json(self, **kwargs):
         return serialization.to_json(self, **kwargs)
 
+    def to_yaml(self, **kwargs):
+        return serialization.to_yaml(self, **kwargs)
+
     # --- description --------------------------------------------------------------------------
     def count_params(self):
         return int(sum(np.prod(w.shape.as_list()) for w in self.weights))

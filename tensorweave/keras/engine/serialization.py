@@ -156,6 +156,24 @@ def model_from_json(json_string, custom_objects=None):
     return model_from_config(json.loads(json_string), custom_objects)
 
 
+def _yaml():
+    try:
+        import yaml
+    except ImportError:
+        raise ImportError("to_yaml / model_from_yaml need pyyaml (`pip install pyyaml`)") \
+            from None
+    return yaml
+
+
+def to_yaml(model, **kwargs):
+    """The architecture as YAML (the same document as to_json)."""
+    return _yaml().dump(json.loads(to_json(model)), **kwargs)
+
+
+def model_from_yaml(yaml_string, custom_objects=None):
+    return model_from_config(_yaml().safe_load(yaml_string), custom_objects)
+
+
 def _by_name(spec, module):
     """Keras's own loss / metric functions by their names (how Keras saves them), in lists and
     dicts too; anything else as it is."""

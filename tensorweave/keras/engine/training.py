@@ -20,6 +20,7 @@ from tensorweave.keras.engine.network import Network
 from tensorweave.ops import array_ops, control_flow_ops, math_ops
 
 _ACCURACY_NAMES = ("accuracy", "acc")
+_CROSSENTROPY_NAMES = ("crossentropy", "ce")
 
 
 def _masked_loss(per_entry, mask, sample_weight):
@@ -39,8 +40,6 @@ def _masked_mean(values, mask):
         return math_ops.reduce_mean(values)
     weights = math_ops.cast(mask, values.dtype)
     return math_ops.reduce_sum(values * weights) / math_ops.reduce_sum(weights)
-
-_CROSSENTROPY_NAMES = ("crossentropy", "ce")
 
 
 class Model(Network):
