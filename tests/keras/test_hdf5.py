@@ -164,3 +164,28 @@ def test_loss_and_metric_functions_are_saved_by_name(tmp_path):
     with tf.Graph().as_default():
         loaded = keras.models.load_model(str(tmp_path / "m.h5"))  # compiled: evaluate works
         np.testing.assert_allclose(loaded.evaluate(x, y, verbose=0), expected, rtol=1e-6)
+
+
+def test_encoder_decoder_with_initial_state_round_trips(tmp_path):
+    """Keras's lstm_seq2seq: the decoder LSTM starts from the encoder's states; they are
+    inputs of its call, so the model has a config."""
+    rng = np.random.RandomState(2)
+    source, target = rng.rand(3, 5, 4).astype(np.float32), rng.rand(3, 6, 2).astype(np.float32)
+    with tf.Graph().as_default():
+        encoder_inputs = keras.Input((None, 4))
+        _, state_h, state_c = keras.layers.LSTM(3, return_state=True)(encoder_inputs)
+        decoder_inputs = keras.Input((None, 2))
+        decoded = keras.layers.LSTM(3, return_sequences=True)(
+            decoder_inputs, initial_state=[state_h, state_c])
+        model = keras.Model([encoder_inputs, decoder_inputs], decoded)
+        expected = model.predict([source, target])
+        model.save(str(tmp_path / "s2s.h5"))
+    with h5py.File(tmp_path / "s2s.h5", "r") as handle:
+        layers = json.loads(handle.attrs["model_config"])["config"]["layers"]
+    encoder, decoder = [layer for layer in layers if layer["class_name"] == "LSTM"]
+    decoder_input = decoder["inbound_nodes"][0][0][0]
+    assert [ref[:3] for ref in decoder["inbound_nodes"][0]] == [
+        [decoder_input, 0, 0], [encoder["name"], 0, 1], [encoder["name"], 0, 2]]
+    with tf.Graph().as_default():
+        loaded = keras.models.load_model(str(tmp_path / "s2s.h5"))
+        np.testing.assert_allclose(loaded.predict([source, target]), expected, rtol=1e-5)

@@ -251,7 +251,19 @@ class RNN(Layer):
     def weight_regularization_losses(self):
         return list(self.cell._losses)
 
+    def __call__(self, inputs, initial_state=None, **kwargs):
+        """Initial states join the inputs ([sequence] + states), as in Keras: the layer call
+        then records them as inputs, so a model built on them has a config (lstm_seq2seq)."""
+        if initial_state is not None:
+            states = initial_state if isinstance(initial_state, (list, tuple)) else \
+                [initial_state]
+            inputs = [inputs] + list(states)
+        return super().__call__(inputs, **kwargs)
+
     def build(self, input_shape):
+        if isinstance(input_shape, (list, tuple)) and input_shape and \
+                hasattr(input_shape[0], "as_list"):
+            input_shape = input_shape[0]  # [sequence] + initial states
         shape = input_shape.as_list() if hasattr(input_shape, "as_list") else list(input_shape)
         if len(shape) != self._INPUT_RANK:
             raise ValueError(f"{type(self).__name__} {self.name}: inputs must be "
@@ -271,6 +283,8 @@ class RNN(Layer):
 
     def call(self, inputs, initial_state=None, training=None, mask=None):
         time_axis = 0 if self.time_major else 1
+        if isinstance(inputs, (list, tuple)):
+            inputs, initial_state = inputs[0], list(inputs[1:]) or initial_state
         if isinstance(mask, list):
             mask = mask[0]
         if initial_state is not None:
