@@ -11,6 +11,9 @@ applications = tf.keras.applications
 
 @pytest.mark.parametrize("build, kwargs, params, shape", [
     (applications.MobileNet, {}, 4253864, (None, 1000)),
+    (applications.MobileNetV2, {}, 3538984, (None, 1000)),
+    (applications.MobileNetV2, {"alpha": 0.35, "input_shape": (96, 96, 3), "include_top": False},
+     410208, (None, 3, 3, 1280)),
     (applications.ResNet50, {}, 25636712, (None, 1000)),
     (applications.VGG16, {"include_top": False}, 14714688, (None, 7, 7, 512)),
     (applications.VGG19, {"include_top": False, "pooling": "max"}, 20024384, (None, 512)),
