@@ -7,6 +7,7 @@ import numpy as np
 from tensorweave.keras import backend
 from tensorweave.keras import layers
 from tensorweave.keras.engine import node as node_lib
+from tensorweave.keras.engine.training import Model
 
 _CAFFE_MEAN = np.array([103.939, 116.779, 123.68], np.float32)  # BGR, ImageNet's means
 
@@ -83,3 +84,9 @@ def finish(model, weights):
     if weights is not None:
         model.load_weights(weights)
     return model
+
+
+def finish_scaled(inputs, outputs, prefix, alpha, weights):
+    """A width-scaled model named as Keras names them (mobilenet_1.00_224)."""
+    size = inputs.shape.as_list()[1] or 224
+    return finish(Model(inputs, outputs, name=f"{prefix}_{alpha:0.2f}_{size}"), weights)

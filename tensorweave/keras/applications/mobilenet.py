@@ -3,7 +3,6 @@ blocks (3x3 depthwise, 1x1 pointwise, each with batch normalisation and ReLU6); 
 every layer's width, `depth_multiplier` the depthwise channels."""
 from tensorweave.keras import backend, layers
 from tensorweave.keras.applications import imagenet_utils
-from tensorweave.keras.engine.training import Model
 
 # (pointwise filters, stride) of the depthwise-separable blocks 1..13
 BLOCKS = ((64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), (512, 1), (512, 1),
@@ -45,9 +44,7 @@ def MobileNet(input_shape=None, alpha=1.0, depth_multiplier=1, dropout=1e-3, inc
         x = layers.Reshape((classes,), name="reshape_2")(x)
     else:
         x = imagenet_utils.pooled(x, pooling)
-    size = inputs.shape.as_list()[1] or 224
-    return imagenet_utils.finish(Model(inputs, x, name=f"mobilenet_{alpha:0.2f}_{size}"),
-                                 weights)
+    return imagenet_utils.finish_scaled(inputs, x, "mobilenet", alpha, weights)
 
 
 def preprocess_input(x, data_format=None):

@@ -3,7 +3,8 @@ linear 1x1 projection, with a shortcut when shapes allow) between a strided stem
 convolution to 1280 features; `alpha` scales the widths (to multiples of 8)."""
 from tensorweave.keras import layers
 from tensorweave.keras.applications import imagenet_utils
-from tensorweave.keras.engine.training import Model
+from tensorweave.keras.applications.mobilenet import (decode_predictions,  # noqa: F401
+                                                      preprocess_input)
 
 # (filters, stride, expansion) of blocks 0..16
 BLOCKS = ((16, 1, 1), (24, 2, 6), (24, 1, 6), (32, 2, 6), (32, 1, 6), (32, 1, 6), (64, 2, 6),
@@ -68,13 +69,4 @@ def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights="imagenet
         x = layers.Dense(classes, activation="softmax", name="Logits")(x)
     else:
         x = imagenet_utils.pooled(x, pooling)
-    size = inputs.shape.as_list()[1] or 224
-    return imagenet_utils.finish(Model(inputs, x, name=f"mobilenetv2_{alpha:0.2f}_{size}"),
-                                 weights)
-
-
-def preprocess_input(x, data_format=None):
-    return imagenet_utils.preprocess_input(x, data_format, mode="tf")
-
-
-decode_predictions = imagenet_utils.decode_predictions
+    return imagenet_utils.finish_scaled(inputs, x, "mobilenetv2", alpha, weights)
