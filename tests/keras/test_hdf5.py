@@ -189,3 +189,43 @@ def test_encoder_decoder_with_initial_state_round_trips(tmp_path):
     with tf.Graph().as_default():
         loaded = keras.models.load_model(str(tmp_path / "s2s.h5"))
         np.testing.assert_allclose(loaded.predict([source, target]), expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("optimizer", [lambda: keras.optimizers.Adam(0.01),
+                                       lambda: keras.optimizers.Adadelta(1.0)])
+def test_training_resumes_exactly_from_a_saved_model(tmp_path, optimizer):
+    """The optimizer's state is saved too: one more step after loading equals one more step
+    of the original model (Adam's moments and step count, Adadelta's accumulators)."""
+    x, y = _data()
+    with tf.Graph().as_default():
+        model = _mlp()
+        model.compile(optimizer(), "sparse_categorical_crossentropy")
+        model.fit(x, y, epochs=2, batch_size=4, verbose=0)
+        model.save(str(tmp_path / "m.h5"))
+        model.train_on_batch(x, y)
+        expected = model.get_weights()
+    with h5py.File(tmp_path / "m.h5", "r") as handle:
+        assert len(handle["optimizer_weights"].attrs["weight_names"]) > 1
+    with tf.Graph().as_default():
+        loaded = keras.models.load_model(str(tmp_path / "m.h5"))
+        loaded.train_on_batch(x, y)
+        for got, want in zip(loaded.get_weights(), expected):
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+def test_an_optimizer_state_that_does_not_fit_is_skipped_with_a_warning(tmp_path):
+    x, y = _data()
+    with tf.Graph().as_default():
+        model = _mlp()
+        model.compile(keras.optimizers.Adam(), "sparse_categorical_crossentropy")
+        model.fit(x, y, verbose=0)
+        model.save(str(tmp_path / "m.h5"))
+    with h5py.File(tmp_path / "m.h5", "r+") as handle:
+        group = handle["optimizer_weights"]
+        names = [_text(name).encode() for name in group.attrs["weight_names"]]
+        group.attrs["weight_names"] = names + [b"extra"]
+        group.create_dataset("extra", data=np.zeros(3))
+    with tf.Graph().as_default():
+        with pytest.warns(UserWarning, match="fresh optimizer"):
+            loaded = keras.models.load_model(str(tmp_path / "m.h5"))
+        loaded.fit(x, y, verbose=0)

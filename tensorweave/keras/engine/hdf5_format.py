@@ -8,13 +8,16 @@ tensorweave:
   `weight_names` (variable names such as `dense/kernel:0`) and a dataset per weight at that path.
 - whole models (save_model): root attributes `model_config` (the architecture as JSON),
   `training_config` (optimizer, loss, metrics), `keras_version`, `backend`, and the weights as
-  above in the group `model_weights`. The optimizer's slot values are not stored: a loaded
-  model's optimizer starts afresh.
+  above in the group `model_weights`; with the optimizer, its state (step count, accumulators)
+  in the group `optimizer_weights` (attribute `weight_names`), so training resumes where it
+  stopped. A state that does not fit the rebuilt optimizer (another optimizer, or a file from
+  another Keras) is skipped with a warning, and the optimizer starts afresh, as Keras does.
 
 Loading matches layers by position among the layers with weights (by_name=False, as Keras) or
 by layer name (by_name=True, layers missing from the file are left alone)."""
 import json
 import os
+import warnings
 
 import numpy as np
 
@@ -164,8 +167,8 @@ def load_weights(model, filepath, by_name=False, skip_mismatch=False):
 
 
 def save_model(model, filepath, model_config, training_config, overwrite=True):
-    """Writes the architecture (`model_config`, a JSON-able dict), the training configuration
-    and the weights to one HDF5 file."""
+    """Writes the architecture (`model_config`, a JSON-able dict), the training configuration,
+    the weights and (with a training configuration) the optimizer's state to one HDF5 file."""
     if not overwrite and isinstance(filepath, (str, os.PathLike)) and os.path.exists(filepath):
         raise FileExistsError(f"{filepath} exists and overwrite=False")
     handle, owned = _open(filepath, "w")
@@ -177,6 +180,14 @@ def save_model(model, filepath, model_config, training_config, overwrite=True):
             handle.attrs["training_config"] = json.dumps(training_config).encode("utf8")
         save_weights_to_group(handle.create_group("model_weights"),
                               _layers_with_weights(model.layers))
+        state = model.optimizer.state_variables() if training_config is not None else []
+        if state:
+            group = handle.create_group("optimizer_weights")
+            names = [f"{position}/{variable.op.name}" for position, variable in
+                     enumerate(state)]
+            group.attrs["weight_names"] = [name.encode("utf8") for name in names]
+            for name, value in zip(names, backend.batch_get_value(state)):
+                group.create_dataset(name, data=np.asarray(value))
     finally:
         if owned:
             handle.close()
@@ -194,6 +205,11 @@ def read_model(filepath):
         training = handle.attrs.get("training_config")
         training = None if training is None else json.loads(_text(training))
         saved = _saved_layers(handle["model_weights"])
+        optimizer_state = []
+        if "optimizer_weights" in handle:
+            group = handle["optimizer_weights"]
+            optimizer_state = [np.asarray(group[_text(name)])
+                               for name in group.attrs.get("weight_names", [])]
     finally:
         if owned:
             handle.close()
@@ -205,4 +221,21 @@ def read_model(filepath):
                              f"model has {len(own)}")
         backend.batch_set_value([pair for layer, (_, values) in zip(own, saved)
                                  for pair in _pair_up(layer, values, str(filepath))])
-    return config, training, load_into
+    return config, training, load_into, optimizer_state
+
+
+def load_optimizer_state(model, values, filepath):
+    """Sets a compiled model's optimizer state (building its training step first)."""
+    if not values or not getattr(model, "_compiled", False):
+        return
+    model._ensure_compiled()
+    model._make_train_function()
+    variables = model.optimizer.state_variables()
+    shapes_fit = len(variables) == len(values) and all(
+        tuple(v.shape.as_list()) == tuple(value.shape) for v, value in zip(variables, values))
+    if not shapes_fit:
+        warnings.warn(f"{filepath}: the saved optimizer state ({len(values)} arrays) does not "
+                      f"fit the rebuilt optimizer ({len(variables)} variables); training "
+                      "starts with a fresh optimizer")
+        return
+    backend.batch_set_value(list(zip(variables, values)))

@@ -227,10 +227,14 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True, save_for
 def load_model(filepath, custom_objects=None, compile=True):  # noqa: A002 - Keras's name
     if not isinstance(filepath, (str, os.PathLike)) or hdf5_format.is_hdf5_file(filepath) or (
             hdf5_format.is_hdf5_path(filepath) and not os.path.isdir(filepath)):
-        config, training, load_weights = hdf5_format.read_model(filepath)
+        config, training, load_weights, optimizer_state = hdf5_format.read_model(filepath)
         model = model_from_config(config, custom_objects)
         load_weights(model)
-        return _compiled(model, training) if compile else model
+        if not compile:
+            return model
+        model = _compiled(model, training)
+        hdf5_format.load_optimizer_state(model, optimizer_state, filepath)
+        return model
     filepath = os.fspath(filepath)
     path = os.path.join(filepath, MODEL_FILE)
     if not os.path.exists(path):
