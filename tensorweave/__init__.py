@@ -193,6 +193,8 @@ from tensorweave import image  # noqa: F401
 from tensorweave import keras  # noqa: F401
 from tensorweave.platform import extensions as _extensions  # noqa: E402
 _extensions.provide("contrib.keras", keras=keras)  # tf.contrib.keras answers with tf.keras
+from tensorweave import keras_estimator as _keras_estimator  # noqa: E402
+keras.estimator = _keras_estimator  # tf.keras.estimator.model_to_estimator
 from tensorweave import feature_column  # noqa: F401
 from tensorweave import estimator  # noqa: F401
 from tensorweave.framework.protos.summary_pb2 import (Summary, SummaryMetadata,  # noqa: F401

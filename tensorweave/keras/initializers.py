@@ -36,6 +36,8 @@ _BY_NAME = {
     "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal, "he_normal": he_normal,
     "he_uniform": he_uniform, "lecun_normal": lecun_normal, "lecun_uniform": lecun_uniform,
     "orthogonal": Orthogonal, "identity": Identity, "variance_scaling": VarianceScaling,
+    # Keras's short aliases (TF 1.x tf.keras accepts them: the Keras guide's initializer='uniform')
+    "uniform": RandomUniform, "normal": RandomNormal, "zero": Zeros, "one": Ones,
 }
 _BY_CLASS = {cls.__name__: cls for cls in (
     Zeros, Ones, Constant, RandomNormal, RandomUniform, TruncatedNormal, GlorotUniform,

@@ -105,8 +105,18 @@ class Optimizer:
         optimizer = self._make(self._current_lr())
         update = optimizer.apply_gradients(list(zip(grads, params)),
                                            global_step=self.iterations)
+        self._made = optimizer
         self.updates = [_constrained(update, params)]
         return self.updates
+
+    def state_variables(self):
+        """The variables the optimizer keeps between steps (the step count, then its
+        accumulators in the order they were made): what an HDF5 model file stores so that
+        training resumes where it stopped. Empty before the first training step is built."""
+        made = getattr(self, "_made", None)
+        if made is None and not self.weights:
+            return []
+        return [self.iterations] + list(self.weights) + (list(made.variables()) if made else [])
 
     def get_config(self):
         return {"learning_rate": self._initial_lr, "decay": self.initial_decay}
@@ -276,6 +286,7 @@ class TFOptimizer(Optimizer):
         self._graph = loss.graph
         update = self.optimizer.apply_gradients(
             list(zip(self.get_gradients(loss, params), params)), global_step=self.iterations)
+        self._made = self.optimizer
         self.updates = [_constrained(update, params)]
         return self.updates
 

@@ -84,7 +84,7 @@ def unpack(value, *, num, axis):
     value = np.asarray(value)
     if value.shape[axis] != num:
         raise ValueError(f"cannot unstack dimension {value.shape[axis]} into num={num}")
-    return tuple(np.moveaxis(value, axis, 0))
+    return _outputs(np.moveaxis(value, axis, 0))
 
 
 @register_kernel("ConcatV2")
@@ -116,7 +116,14 @@ def split_v(value, size_splits, axis, *, num_split):
     if sizes.sum() != value.shape[axis]:
         raise ValueError(f"split sizes {sizes.tolist()} do not add up to dimension size "
                          f"{value.shape[axis]}")
-    return tuple(np.split(value, np.cumsum(sizes)[:-1], axis=axis))
+    return _outputs(np.split(value, np.cumsum(sizes)[:-1], axis=axis))
+
+
+def _outputs(parts):
+    """A kernel's outputs: the executor stores a one-output op's result as its value, so one
+    part is returned as itself (unstack / split into 1: a tuple there reached MatMul)."""
+    parts = tuple(parts)
+    return parts[0] if len(parts) == 1 else parts
 
 
 @register_kernel("Split", forwards_input=True)

@@ -15,6 +15,7 @@ from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.keras import backend, initializers, regularizers
+from tensorweave.keras.engine import masking
 from tensorweave.keras.engine import node as node_lib
 from tensorweave.layers import base
 from tensorweave.ops import array_ops, math_ops, variable_scope
@@ -25,6 +26,8 @@ KERAS_KWARGS = ("input_shape", "batch_input_shape", "batch_size", "weights", "in
 
 
 class Layer(base.Layer):
+    _SUPPORTS_MASKING = False  # whether the layer passes its input's mask on unchanged
+
     def __init__(self, trainable=True, name=None, dtype=None, **kwargs):
         keras_kwargs = pop_keras_kwargs(kwargs)
         base.Layer.__init__(self, trainable=trainable, name=name, dtype=dtype, **kwargs)
@@ -37,7 +40,7 @@ class Layer(base.Layer):
         self._inbound_nodes = []
         self._weight_losses = []  # regularisation of the weights, made once by build
         self._initial_weights = keras_kwargs.get("weights")
-        self.supports_masking = False
+        self.supports_masking = type(self)._SUPPORTS_MASKING
         shape = keras_kwargs.get("batch_input_shape")
         if "input_dim" in keras_kwargs and "input_shape" not in keras_kwargs:
             keras_kwargs["input_shape"] = (keras_kwargs["input_dim"],)
@@ -54,9 +57,13 @@ class Layer(base.Layer):
                 self._scope_name = scope
                 self._scope = variable_scope.get_variable_scope()
             updates_before, losses_before = len(self._updates), len(self._losses)
+            masks = masking.input_masks(inputs)
+            if masks is not None and "mask" not in kwargs and self._call_takes("mask"):
+                kwargs["mask"] = masks
             self._in_call = True
             try:
                 outputs = self._build_and_call(inputs, *args, **kwargs)
+                masking.set_masks(outputs, self.compute_mask(inputs, masks))
             finally:
                 self._in_call = False
         weight_losses = set(self._weight_losses)
@@ -95,7 +102,15 @@ class Layer(base.Layer):
         return outputs
 
     def _expects_training_arg(self):
-        return "training" in inspect.signature(self.call).parameters
+        return self._call_takes("training")
+
+    def _call_takes(self, argument):
+        return argument in inspect.signature(self.call).parameters
+
+    def compute_mask(self, inputs, mask=None):
+        """The mask of this call's outputs: the input's for a layer that supports masking,
+        else none (the mask stops here)."""
+        return mask if self.supports_masking else None
 
     # --- weights ------------------------------------------------------------------------------
     def add_weight(self, name=None, shape=None, dtype=None, initializer=None, regularizer=None,

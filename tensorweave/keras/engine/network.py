@@ -201,6 +201,14 @@ class Network(Layer):
         return losses + [loss for layer in self._all_layers() for loss in layer.losses
                          if loss not in set(losses)]
 
+    def reset_states(self):
+        """Zeroes the states of the stateful RNN layers."""
+        for layer in self.layers:
+            if getattr(layer, "stateful", False):
+                layer.reset_states()
+            elif isinstance(layer, Network):
+                layer.reset_states()
+
     # --- calling on new tensors ---------------------------------------------------------------
     def call(self, inputs, training=None, mask=None):
         if not self._is_graph_network:
@@ -272,6 +280,9 @@ class Network(Layer):
 
     def to_json(self, **kwargs):
         return serialization.to_json(self, **kwargs)
+
+    def to_yaml(self, **kwargs):
+        return serialization.to_yaml(self, **kwargs)
 
     # --- description --------------------------------------------------------------------------
     def count_params(self):

@@ -2,8 +2,8 @@
 
 Formats: tensorweave's checkpoint format (what tf.train.Saver writes: `<path>.index` and
 `<path>.data-*`, readable with tf.train.list_variables), the default; or a NumPy `.npz` archive
-for a path ending in `.npz`. HDF5 (.h5) needs h5py, which tensorweave does not depend on, so an
-.h5 path is refused with that explanation.
+for a path ending in `.npz`; Keras's HDF5 layout for a path ending in `.h5` / `.hdf5` / `.keras`
+or save_format='h5' (hdf5_format, with h5py).
 
 Weights are keyed by position, as TF's object-based checkpoints are:
 `layer_with_weights-<i>/<weight name>/.ATTRIBUTES/VARIABLE_VALUE`, i counting the model's
@@ -14,11 +14,9 @@ import os
 import numpy as np
 
 from tensorweave.keras import backend
+from tensorweave.keras.engine import hdf5_format
 from tensorweave.train import checkpoint_management
 from tensorweave.train.saver import Saver
-
-_HDF5_SUFFIXES = (".h5", ".hdf5", ".keras")
-
 
 def _keyed_weights(model):
     """{checkpoint key: variable} in the model's layer order."""
@@ -42,13 +40,14 @@ def _keyed_weights(model):
 
 
 def _check_format(filepath, save_format):
-    if save_format not in (None, "tf", "npz"):
-        raise ValueError(f"save_format must be 'tf' or 'npz', got {save_format!r} (HDF5 needs "
-                         "h5py, which tensorweave does not use)")
-    if str(filepath).endswith(_HDF5_SUFFIXES):
-        raise ValueError(f"Cannot use HDF5 for {filepath!r}: it needs h5py, which tensorweave "
-                         "does not depend on. Save without the .h5 suffix (tensorweave's "
-                         "checkpoint format) or to a .npz file.")
+    if filepath is None:
+        raise ValueError("Weights file path is None (tf.train.latest_checkpoint returns None "
+                         "when the directory has no checkpoint state naming existing files)")
+    if save_format not in (None, "tf", "npz", "h5", "hdf5", "keras"):
+        raise ValueError(f"save_format must be 'tf', 'h5' or 'npz', got {save_format!r}")
+    if hdf5_format.is_hdf5_path(filepath, save_format) or (
+            save_format is None and not isinstance(filepath, (str, os.PathLike))):
+        return "h5"
     return "npz" if save_format == "npz" or str(filepath).endswith(".npz") else "tf"
 
 
@@ -61,6 +60,9 @@ def _require_built(model, what):
 def save_weights(model, filepath, overwrite=True, save_format=None):
     _require_built(model, "save weights")
     kind = _check_format(filepath, save_format)
+    if kind == "h5":
+        hdf5_format.save_weights(model, filepath, overwrite)
+        return
     filepath = os.fspath(filepath)
     keyed = _keyed_weights(model)
     if kind == "npz":
@@ -81,16 +83,21 @@ def save_weights(model, filepath, overwrite=True, save_format=None):
             saver = Saver(keyed, max_to_keep=None)
         cache = (graph, list(keyed), saver)
         model._weights_saver = cache
-    cache[2].save(backend.get_session(list(keyed.values())), filepath, write_meta_graph=False)
+    # An absolute prefix: the directory's state file then names the checkpoint relative to
+    # it, as TF's Keras writes it, so tf.train.latest_checkpoint(dir) finds it.
+    cache[2].save(backend.get_session(list(keyed.values())), os.path.abspath(filepath),
+                  write_meta_graph=False)
 
 
-def load_weights(model, filepath, by_name=False):
+def load_weights(model, filepath, by_name=False, skip_mismatch=False):
     _require_built(model, "load weights")
     kind = _check_format(filepath, None)
+    if kind == "h5" or hdf5_format.is_hdf5_file(filepath):
+        hdf5_format.load_weights(model, filepath, by_name, skip_mismatch)
+        return
     if by_name:
         raise NotImplementedError("load_weights(by_name=True) matches layers by name in HDF5 "
-                                  "files, which tensorweave does not read (no h5py); load by "
-                                  "position instead")
+                                  "files (.h5); tensorweave's checkpoints load by position")
     filepath = os.fspath(filepath)
     keyed = _keyed_weights(model)
     if kind == "npz":

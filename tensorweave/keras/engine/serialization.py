@@ -7,17 +7,19 @@ and the input and output layers; a Sequential model's is its list of layers. A m
 TensorFlow ops between its layers has no config (wrap the ops in a Lambda layer... which has
 none either: a Python function does not serialise).
 
-save_model writes a directory: `model.json` (the architecture and, when compiled, the
-training configuration: optimizer class and config, loss and metric names) and
-`variables/variables*` (the weights, in tensorweave's checkpoint format). It is not HDF5 (that
-needs h5py, which tensorweave does not depend on) nor a SavedModel; load_model reads it back,
-recompiling the model unless compile=False (the optimizer's slots start afresh)."""
+save_model writes Keras's HDF5 file for a `.h5` / `.hdf5` / `.keras` path or save_format='h5'
+(hdf5_format, with h5py), else a directory: `model.json` (the architecture and, when compiled,
+the training configuration: optimizer class and config, loss and metric names) and
+`variables/variables*` (the weights, in tensorweave's checkpoint format). load_model reads
+either back, recompiling the model unless compile=False (the optimizer's slots start afresh)."""
+import inspect
 import json
 import os
 
 import numpy as np
 
-from tensorweave.keras import optimizers
+from tensorweave.keras import losses as losses_lib, metrics as metrics_lib, optimizers
+from tensorweave.keras.engine import hdf5_format
 from tensorweave.keras.engine import node as node_lib
 from tensorweave.keras.engine.input_layer import InputLayer
 
@@ -65,7 +67,19 @@ def deserialize_layer(config, custom_objects=None):
     from tensorweave.keras.engine.network import Network  # network imports this module
     if issubclass(cls, Network):
         return cls.from_config(config["config"], custom_objects)
-    return cls.from_config(config["config"])
+    return cls.from_config(_without_foreign_keys(cls, config["config"]))
+
+
+# Keys newer Keras 2 releases (tf_keras) write into layer configs that describe nothing
+# tensorweave's layers vary: dropped unless the class names them in its __init__.
+_FOREIGN_KEYS = ("sparse", "ragged", "optional", "module", "registered_name", "build_config",
+                 "compile_config", "shared_object_id")
+
+
+def _without_foreign_keys(cls, config):
+    accepted = set(inspect.signature(cls.__init__).parameters)
+    return {key: value for key, value in config.items()
+            if key not in _FOREIGN_KEYS or key in accepted}
 
 
 def network_config(model):
@@ -142,17 +156,48 @@ def model_from_json(json_string, custom_objects=None):
     return model_from_config(json.loads(json_string), custom_objects)
 
 
+def _yaml():
+    try:
+        import yaml
+    except ImportError:
+        raise ImportError("to_yaml / model_from_yaml need pyyaml (`pip install pyyaml`)") \
+            from None
+    return yaml
+
+
+def to_yaml(model, **kwargs):
+    """The architecture as YAML (the same document as to_json)."""
+    return _yaml().dump(json.loads(to_json(model)), **kwargs)
+
+
+def model_from_yaml(yaml_string, custom_objects=None):
+    return model_from_config(_yaml().safe_load(yaml_string), custom_objects)
+
+
+def _by_name(spec, module):
+    """Keras's own loss / metric functions by their names (how Keras saves them), in lists and
+    dicts too; anything else as it is."""
+    if isinstance(spec, dict):
+        return {key: _by_name(value, module) for key, value in spec.items()}
+    if isinstance(spec, (list, tuple)):
+        return [_by_name(value, module) for value in spec]
+    name = getattr(spec, "__name__", None)
+    if callable(spec) and name and getattr(module, name, None) is spec:
+        return name
+    return spec
+
+
 def _training_config(model):
     if not getattr(model, "_compiled", False):
         return None
     optimizer = model.optimizer
     if isinstance(optimizer, optimizers.TFOptimizer):
         return None  # a tf.train optimizer has no Keras config
-    specs = model._metric_specs
+    specs = _by_name(model._metric_specs, metrics_lib)
     flat = [m for ms in specs.values() for m in (ms if isinstance(ms, (list, tuple)) else [ms])] \
-        if isinstance(specs, dict) else specs
+        if isinstance(specs, dict) else specs or []
     names_only = all(isinstance(m, str) for m in flat)
-    loss = model.loss
+    loss = _by_name(model.loss, losses_lib)
     if not (isinstance(loss, str) or (isinstance(loss, (list, tuple)) and
                                       all(isinstance(x, str) for x in loss))):
         return None
@@ -163,10 +208,12 @@ def _training_config(model):
 
 
 def save_model(model, filepath, overwrite=True, include_optimizer=True, save_format=None):
+    if hdf5_format.is_hdf5_path(filepath, save_format) or not isinstance(
+            filepath, (str, os.PathLike)):
+        training = _training_config(model) if include_optimizer else None
+        hdf5_format.save_model(model, filepath, json.loads(to_json(model)), training, overwrite)
+        return
     filepath = os.fspath(filepath)
-    if filepath.endswith((".h5", ".hdf5", ".keras")) or save_format == "h5":
-        raise ValueError(f"Cannot save {filepath!r} as HDF5: that needs h5py, which tensorweave "
-                         "does not depend on. Give a directory path instead.")
     if os.path.exists(os.path.join(filepath, MODEL_FILE)) and not overwrite:
         raise FileExistsError(f"{filepath} holds a saved model and overwrite=False")
     os.makedirs(os.path.join(filepath, "variables"), exist_ok=True)
@@ -178,6 +225,16 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True, save_for
 
 
 def load_model(filepath, custom_objects=None, compile=True):  # noqa: A002 - Keras's name
+    if not isinstance(filepath, (str, os.PathLike)) or hdf5_format.is_hdf5_file(filepath) or (
+            hdf5_format.is_hdf5_path(filepath) and not os.path.isdir(filepath)):
+        config, training, load_weights, optimizer_state = hdf5_format.read_model(filepath)
+        model = model_from_config(config, custom_objects)
+        load_weights(model)
+        if not compile:
+            return model
+        model = _compiled(model, training)
+        hdf5_format.load_optimizer_state(model, optimizer_state, filepath)
+        return model
     filepath = os.fspath(filepath)
     path = os.path.join(filepath, MODEL_FILE)
     if not os.path.exists(path):
@@ -187,10 +244,15 @@ def load_model(filepath, custom_objects=None, compile=True):  # noqa: A002 - Ker
         document = json.load(handle)
     model = model_from_config(document["model_config"], custom_objects)
     model.load_weights(os.path.join(filepath, WEIGHTS_PREFIX))
-    training = document.get("training_config")
-    if compile and training:
-        spec = training["optimizer_config"]
-        optimizer = getattr(optimizers, spec["class_name"]).from_config(spec["config"])
-        model.compile(optimizer, training["loss"], metrics=training["metrics"],
-                      loss_weights=training["loss_weights"])
+    return _compiled(model, document.get("training_config")) if compile else model
+
+
+def _compiled(model, training):
+    """The model compiled as its saved training configuration says (when there is one)."""
+    if not training:
+        return model
+    spec = training["optimizer_config"]
+    optimizer = getattr(optimizers, spec["class_name"]).from_config(spec["config"])
+    model.compile(optimizer, training["loss"], metrics=training.get("metrics"),
+                  loss_weights=training.get("loss_weights"))
     return model

@@ -2,7 +2,8 @@
 `predict` and their `*_on_batch` forms, run in graph mode through the Keras session.
 
 compile builds, for each output, a target placeholder, a sample-weight placeholder, the loss
-(mean over the batch of the per-example loss times its weight) and the metrics; the total loss
+(mean over the batch of the per-example loss times its weight; over the unmasked entries when
+the output has a mask) and the metrics (means over the unmasked entries); the total loss
 adds the loss weights' combination and the model's regularisation losses. The first training
 call builds the train op (the optimizer's updates plus the layers' updates, e.g. batch
 normalisation's moving averages) and runs with the learning phase fed True."""
@@ -11,6 +12,7 @@ import numpy as np
 from tensorweave.keras import backend, losses as losses_lib, metrics as metrics_lib
 from tensorweave.keras import optimizers
 from tensorweave.keras.engine import distributed
+from tensorweave.keras.engine import masking
 from tensorweave.keras.engine import node as node_lib
 from tensorweave.keras.engine import saving, serialization
 from tensorweave.keras.engine import training_data as data_lib
@@ -29,6 +31,25 @@ def weighted_mean_loss(per_example_fn, target, output, weight):
     while per_example.shape.ndims is not None and per_example.shape.ndims > 1:
         per_example = math_ops.reduce_mean(per_example, -1)
     return math_ops.reduce_mean(per_example * math_ops.cast(weight, per_example.dtype))
+
+
+def _masked_loss(per_entry, mask, sample_weight):
+    """The loss of an output with a mask: the weighted sum over the unmasked entries over
+    their count (TF's Keras)."""
+    weights = math_ops.cast(mask, per_entry.dtype)
+    while per_entry.shape.ndims is not None and per_entry.shape.ndims > weights.shape.ndims:
+        per_entry = math_ops.reduce_mean(per_entry, -1)
+    sample_weight = array_ops.reshape(math_ops.cast(sample_weight, per_entry.dtype),
+                                      [-1] + [1] * (weights.shape.ndims - 1))
+    return math_ops.reduce_sum(per_entry * weights * sample_weight) / \
+        math_ops.reduce_sum(weights)
+
+
+def _masked_mean(values, mask):
+    if mask is None:
+        return math_ops.reduce_mean(values)
+    weights = math_ops.cast(mask, values.dtype)
+    return math_ops.reduce_sum(values * weights) / math_ops.reduce_sum(weights)
 
 
 class Model(Network):
@@ -144,8 +165,13 @@ class Model(Network):
                     np.ones(1, np.float32), [None], name=f"{name}_sample_weights")
                 self.targets.append(target)
                 self.sample_weights.append(weight)
+                mask = masking.get_mask(output)
                 with graph.name_scope(f"loss/{name}_loss"):
-                    output_loss = weighted_mean_loss(per_example_fn, target, output, weight)
+                    if mask is not None:
+                        output_loss = _masked_loss(per_example_fn(target, output), mask,
+                                                   weight)
+                    else:
+                        output_loss = weighted_mean_loss(per_example_fn, target, output, weight)
                 self._output_losses.append(output_loss)
                 self._loss_terms.append((index, per_example_fn, float(
                     weights[index] if weights[index] is not None else 1)))
@@ -156,8 +182,8 @@ class Model(Network):
                 for spec in per_output_metrics[index] or []:
                     metric_name, fn = self._resolve_metric(spec, loss_fn, output)
                     with graph.name_scope(f"metrics/{metric_name}"):
-                        value = math_ops.reduce_mean(math_ops.cast(fn(target, output),
-                                                                   "float32"))
+                        value = _masked_mean(math_ops.cast(fn(target, output), "float32"),
+                                             mask)
                     metric_tensors.append(value)
                     metric_names.append(f"{name}_{metric_name}" if several else metric_name)
             regularization = self.losses
@@ -348,12 +374,12 @@ class Model(Network):
     def save_weights(self, filepath, overwrite=True, save_format=None):
         saving.save_weights(self, filepath, overwrite, save_format)
 
-    def load_weights(self, filepath, by_name=False):
-        saving.load_weights(self, filepath, by_name)
+    def load_weights(self, filepath, by_name=False, skip_mismatch=False):
+        saving.load_weights(self, filepath, by_name, skip_mismatch)
 
     def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None):
-        """See tf.keras.models.save_model: a directory with the architecture, the training
-        configuration and the weights (not HDF5: no h5py)."""
+        """See tf.keras.models.save_model: one HDF5 file (a .h5 path or save_format='h5'), else
+        a directory with the architecture, the training configuration and the weights."""
         serialization.save_model(self, filepath, overwrite, include_optimizer, save_format)
 
     def reset_metrics(self):

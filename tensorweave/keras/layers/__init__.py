@@ -4,6 +4,7 @@ from tensorweave.keras.engine.input_layer import Input, InputLayer  # noqa: F401
 from tensorweave.layers.base import InputSpec  # noqa: F401
 from tensorweave.keras.layers.core import (Dense, Activation, Dropout, Flatten,  # noqa: F401
                                            Reshape, Permute, RepeatVector, Lambda, Embedding,
+                                           Masking,
                                            ActivityRegularization)
 from tensorweave.keras.layers.convolutional import (Conv1D, Conv2D, Conv3D,  # noqa: F401
                                                     Convolution1D, Convolution2D,
@@ -25,6 +26,7 @@ from tensorweave.keras.layers.merge import (Add, Subtract, Multiply, Average,  #
                                             multiply, average, maximum, minimum, concatenate)
 from tensorweave.keras.layers.recurrent import (RNN, SimpleRNN, LSTM, GRU,  # noqa: F401
                                                 SimpleRNNCell, LSTMCell, GRUCell)
+from tensorweave.keras.layers.convolutional_recurrent import ConvLSTM2D  # noqa: F401
 from tensorweave.keras.layers.advanced import (LeakyReLU, ReLU, ELU, Softmax,  # noqa: F401
                                                TimeDistributed, Bidirectional)
 from tensorweave.keras.layers.noise import (GaussianNoise, GaussianDropout,  # noqa: F401

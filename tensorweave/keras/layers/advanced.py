@@ -11,6 +11,8 @@ from tensorweave.ops import array_ops, pad_tile_ops
 
 
 class LeakyReLU(Layer):
+    _SUPPORTS_MASKING = True
+
     def __init__(self, alpha=0.3, **kwargs):
         super().__init__(**kwargs)
         self.alpha = float(alpha)
@@ -23,6 +25,8 @@ class LeakyReLU(Layer):
 
 
 class ReLU(Layer):
+    _SUPPORTS_MASKING = True
+
     def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
         super().__init__(**kwargs)
         if max_value is not None and max_value < 0:
@@ -39,6 +43,8 @@ class ReLU(Layer):
 
 
 class ELU(Layer):
+    _SUPPORTS_MASKING = True
+
     def __init__(self, alpha=1.0, **kwargs):
         super().__init__(**kwargs)
         self.alpha = float(alpha)
@@ -51,6 +57,8 @@ class ELU(Layer):
 
 
 class Softmax(Layer):
+    _SUPPORTS_MASKING = True
+
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
         self.axis = axis
@@ -64,7 +72,10 @@ class Softmax(Layer):
 
 class TimeDistributed(Layer):
     """Applies `layer` to every timestep of [batch, time, ...] inputs (one set of weights):
-    the time axis is folded into the batch, the layer called once, then unfolded."""
+    the time axis is folded into the batch, the layer called once, then unfolded. A mask on the
+    time axis passes through."""
+
+    _SUPPORTS_MASKING = True
 
     def __init__(self, layer, **kwargs):
         super().__init__(**kwargs)
@@ -154,9 +165,13 @@ class Bidirectional(Layer):
         return self.forward_layer.weight_regularization_losses + \
             self.backward_layer.weight_regularization_losses
 
-    def call(self, inputs, training=None):
-        forward = self.forward_layer(inputs, training=training)
-        backward = self.backward_layer(inputs, training=training)
+    def compute_mask(self, inputs, mask=None):
+        return mask if self.forward_layer.return_sequences and self.merge_mode else None
+
+    def call(self, inputs, training=None, mask=None):
+        extra = {} if mask is None else {"mask": mask}
+        forward = self.forward_layer(inputs, training=training, **extra)
+        backward = self.backward_layer(inputs, training=training, **extra)
         if self.forward_layer.return_sequences:  # align the backward outputs in time
             backward = pad_tile_ops.reverse(backward, [1])
         if self.merge_mode == "concat":

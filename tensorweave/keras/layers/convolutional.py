@@ -267,7 +267,18 @@ class _GlobalPooling(Layer):
 
 
 class GlobalAveragePooling1D(_GlobalPooling):
+    """The mean over time; with a mask, over the unmasked steps only."""
+
     rank, _REDUCE = 1, staticmethod(math_ops.reduce_mean)
+
+    def call(self, inputs, mask=None):
+        if mask is None:
+            return super().call(inputs)
+        time_axis = 1 if self.data_format == "channels_last" else 2
+        weights = math_ops.cast(mask, inputs.dtype)
+        weights = array_ops.expand_dims(weights, 2 if time_axis == 1 else 1)
+        return math_ops.reduce_sum(inputs * weights, time_axis) / \
+            math_ops.reduce_sum(weights, time_axis)
 
 
 class GlobalMaxPooling1D(_GlobalPooling):

@@ -1,4 +1,4 @@
-"""Keras core layers: Dense, Activation, Dropout, Flatten, Reshape, Lambda, Embedding,
+"""Keras core layers: Dense, Activation, Dropout, Flatten, Reshape, Lambda, Embedding, Masking,
 Permute, RepeatVector, ActivityRegularization."""
 import numpy as np
 
@@ -11,6 +11,8 @@ from tensorweave.ops import array_ops, math_ops, nn_impl
 
 
 class Dense(Layer, tf_core.Dense):
+    _SUPPORTS_MASKING = True
+
     def __init__(self, units, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
@@ -36,6 +38,8 @@ class Dense(Layer, tf_core.Dense):
 
 
 class Activation(Layer):
+    _SUPPORTS_MASKING = True
+
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
         self.activation = activations.get(activation)
@@ -48,6 +52,7 @@ class Activation(Layer):
 
 
 class Dropout(Layer, tf_core.Dropout):
+    _SUPPORTS_MASKING = True
     """Drops `rate` of the inputs while training: `training` given to the call, else the
     learning phase (fit feeds it True; evaluate and predict leave it False)."""
 
@@ -173,8 +178,7 @@ class Embedding(Layer):
             kwargs["input_shape"] = (input_length,) if not isinstance(
                 input_length, (list, tuple)) else tuple(input_length)
         super().__init__(activity_regularizer=regularizers.get(activity_regularizer), **kwargs)
-        if mask_zero:
-            raise ValueError("Embedding(mask_zero=True): masking is not supported")
+        self.mask_zero = bool(mask_zero)
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         if embeddings_initializer == "uniform":
             embeddings_initializer = initializers.RandomUniform()
@@ -194,11 +198,38 @@ class Embedding(Layer):
             inputs = math_ops.cast(inputs, "int32")
         return nn_impl.embedding_lookup(self.embeddings, inputs)
 
+    def compute_mask(self, inputs, mask=None):
+        """With mask_zero, index 0 is padding: the mask is inputs != 0."""
+        if not self.mask_zero:
+            return None
+        return math_ops.not_equal(inputs, array_ops.zeros_like(inputs))
+
     def get_config(self):
         return {**super().get_config(), "input_dim": self.input_dim,
-                "output_dim": self.output_dim,
+                "output_dim": self.output_dim, "mask_zero": self.mask_zero,
                 "embeddings_initializer": serialize_initializer(self.embeddings_initializer),
                 "input_length": self.input_length}
+
+
+class Masking(Layer):
+    """Masks the timesteps whose features all equal `mask_value`: zeroes them, and marks them
+    as padding in the mask ([batch, time]) that RNN layers and losses then skip."""
+
+    _SUPPORTS_MASKING = True
+
+    def __init__(self, mask_value=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.mask_value = mask_value
+
+    def compute_mask(self, inputs, mask=None):
+        return math_ops.reduce_any(math_ops.not_equal(inputs, self.mask_value), axis=-1)
+
+    def call(self, inputs):
+        keep = self.compute_mask(inputs)
+        return inputs * math_ops.cast(array_ops.expand_dims(keep, -1), inputs.dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "mask_value": self.mask_value}
 
 
 class ActivityRegularization(Layer):

@@ -20,6 +20,8 @@ def _in_training(noisy, clean, training):
 
 
 class GaussianNoise(Layer):
+    _SUPPORTS_MASKING = True
+
     def __init__(self, stddev, **kwargs):
         super().__init__(**kwargs)
         self.stddev = float(stddev)
@@ -34,6 +36,8 @@ class GaussianNoise(Layer):
 
 
 class GaussianDropout(Layer):
+    _SUPPORTS_MASKING = True
+
     def __init__(self, rate, **kwargs):
         super().__init__(**kwargs)
         if not 0 <= rate < 1:

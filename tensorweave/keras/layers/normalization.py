@@ -10,16 +10,21 @@ from tensorweave.ops import array_ops, nn_impl
 
 
 class BatchNormalization(Layer, tf_normalization.BatchNormalization):
+    _SUPPORTS_MASKING = True
+
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",
                  moving_mean_initializer="zeros", moving_variance_initializer="ones",
                  beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
                  gamma_constraint=None, renorm=False, fused=None, trainable=True,
-                 virtual_batch_size=None, **kwargs):
+                 virtual_batch_size=None, renorm_clipping=None, renorm_momentum=0.99,
+                 adjustment=None, **kwargs):
         keras_kwargs = pop_keras_kwargs(kwargs)
-        if renorm or virtual_batch_size is not None:
-            raise ValueError("BatchNormalization: renorm and virtual_batch_size are not "
-                             "supported")
+        if renorm or virtual_batch_size is not None or adjustment is not None:
+            raise ValueError("BatchNormalization: renorm, virtual_batch_size and adjustment "
+                             "are not supported")
+        if isinstance(axis, (list, tuple)) and len(axis) == 1:
+            axis = axis[0]  # how Keras's saved configs spell one axis
         tf_normalization.BatchNormalization.__init__(
             self, axis, momentum, epsilon, center, scale, initializers.get(beta_initializer),
             initializers.get(gamma_initializer), initializers.get(moving_mean_initializer),

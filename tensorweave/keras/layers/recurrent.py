@@ -1,9 +1,9 @@
 """Keras recurrent layers: the cells SimpleRNNCell, LSTMCell, GRUCell, the RNN layer that runs a
 cell over the time axis, and SimpleRNN, LSTM, GRU.
 
-The time loop is unrolled statically (one copy of the cell's ops per step) when the number of
-timesteps is known when the layer is called, and is a tf.while_loop when it is not (inputs of
-shape [batch, None, features], e.g. after an Embedding without input_length). Defaults are
+The time loop (recurrent_loop) is unrolled statically when the number of timesteps is known
+when the layer is called, and is a tf.while_loop when it is not (inputs of shape
+[batch, None, features], e.g. after an Embedding without input_length). Defaults are
 TF 1.15's tf.keras ones: LSTM and GRU use recurrent_activation='hard_sigmoid', GRU computes
 its candidate with reset_after=False, LSTM adds 1 to the forget gate's bias (unit_forget_bias).
 Gate order in the fused kernels is Keras's: LSTM [i, f, c, o], GRU [z, r, h], so weights
@@ -15,7 +15,8 @@ from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.keras import activations, backend, constraints, initializers, regularizers
 from tensorweave.keras.engine.base_layer import Layer, serialize_initializer
-from tensorweave.ops import array_ops, math_ops, nn_impl, pad_tile_ops, while_ops
+from tensorweave.keras.layers import recurrent_loop
+from tensorweave.ops import array_ops, math_ops, nn_impl, state_ops, variables as variables_lib
 
 
 def _dropout_mask(like, rate, training):
@@ -69,6 +70,12 @@ class _Cell(Layer):
 
     def _bias_initializer(self):
         return self.bias_initializer
+
+    def initial_states(self, first_frame):
+        """Zero states for a batch like `first_frame` ([batch, features])."""
+        batch = array_ops.shape(first_frame)[0]
+        return [array_ops.zeros(array_ops.stack([batch, size]), dtype=first_frame.dtype)
+                for size in self.state_size]
 
     def build(self, input_shape):
         depth = input_shape.as_list()[-1]
@@ -209,19 +216,24 @@ class GRUCell(_Cell):
 class RNN(Layer):
     """Runs `cell` over the time axis of [batch, time, features] inputs (time first with
     time_major): the last output, or all of them (return_sequences), and the final states
-    (return_state)."""
+    (return_state). A mask on the inputs skips padded steps (recurrent_loop). With
+    stateful=True (a fixed batch size) the final states of one batch are the initial states of
+    the next, kept in variables until reset_states()."""
+
+    _SUPPORTS_MASKING = True
+    _INPUT_RANK = 3
 
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False,
                  stateful=False, unroll=False, time_major=False, **kwargs):
         super().__init__(**kwargs)
-        if stateful:
-            raise ValueError(f"{type(self).__name__}(stateful=True) is not supported")
         if not isinstance(cell, _Cell):
             raise TypeError(f"RNN: cell must be a SimpleRNNCell, LSTMCell or GRUCell, got "
                             f"{cell!r}")
         self.cell = cell
         self.return_sequences, self.return_state = return_sequences, return_state
         self.go_backwards, self.time_major, self.unroll = go_backwards, time_major, unroll
+        self.stateful = bool(stateful)
+        self.states = [None] * len(cell.state_size)
 
     @property
     def trainable_weights(self):
@@ -239,92 +251,96 @@ class RNN(Layer):
     def weight_regularization_losses(self):
         return list(self.cell._losses)
 
+    def __call__(self, inputs, initial_state=None, **kwargs):
+        """Initial states join the inputs ([sequence] + states), as in Keras: the layer call
+        then records them as inputs, so a model built on them has a config (lstm_seq2seq)."""
+        if initial_state is not None:
+            states = initial_state if isinstance(initial_state, (list, tuple)) else \
+                [initial_state]
+            inputs = [inputs] + list(states)
+        return super().__call__(inputs, **kwargs)
+
     def build(self, input_shape):
+        if isinstance(input_shape, (list, tuple)) and input_shape and \
+                hasattr(input_shape[0], "as_list"):
+            input_shape = input_shape[0]  # [sequence] + initial states
         shape = input_shape.as_list() if hasattr(input_shape, "as_list") else list(input_shape)
-        if len(shape) != 3:
-            raise ValueError(f"{type(self).__name__} {self.name}: inputs must be 3-D "
-                             f"[batch, time, features], got shape {shape}")
+        if len(shape) != self._INPUT_RANK:
+            raise ValueError(f"{type(self).__name__} {self.name}: inputs must be "
+                             f"{self._INPUT_RANK}-D [batch, time, ...], got shape {shape}")
         self.cell._scope_name = self._scope_name  # the cell's weights are this layer's
         self.cell._dtype = self._dtype
-        self.cell.build(TensorShape([shape[1 if self.time_major else 0], shape[2]]))
+        self.cell.build(TensorShape([shape[1 if self.time_major else 0]] + shape[2:]))
         self.built = True
+
+    def compute_mask(self, inputs, mask=None):
+        if isinstance(mask, list):
+            mask = mask[0]
+        output_mask = mask if self.return_sequences else None
+        if self.return_state:
+            return [output_mask] + [None] * len(self.cell.state_size)
+        return output_mask
 
     def call(self, inputs, initial_state=None, training=None, mask=None):
         time_axis = 0 if self.time_major else 1
-        if initial_state is None:
-            batch = array_ops.shape(inputs)[1 - time_axis]
-            states = [array_ops.zeros(array_ops.stack([batch, size]), dtype=inputs.dtype)
-                      for size in self.cell.state_size]
-        else:
+        if isinstance(inputs, (list, tuple)):
+            inputs, initial_state = inputs[0], list(inputs[1:]) or initial_state
+        if isinstance(mask, list):
+            mask = mask[0]
+        if initial_state is not None:
             states = list(initial_state) if isinstance(initial_state, (list, tuple)) else \
                 [initial_state]
+        elif self.stateful:
+            states = [variable.value() for variable in self._state_variables(inputs)]
         first_frame = array_ops.gather(inputs, 0, axis=time_axis)
-        input_mask = _dropout_mask(first_frame, self.cell.dropout, training)
-        state_mask = _dropout_mask(states[0], self.cell.recurrent_dropout, training)
-        if inputs.shape.as_list()[time_axis] is None:
-            output, states = self._loop(inputs, states, input_mask, state_mask)
-            return [output] + list(states) if self.return_state else output
-        frames = array_ops.unstack(inputs, axis=time_axis)
-        if self.go_backwards:
-            frames = frames[::-1]
-        outputs = []
-        for frame in frames:
-            if input_mask is not None:
-                frame = frame * input_mask
-            if state_mask is not None:
-                states = [states[0] * state_mask] + states[1:]
-            output, states = self.cell.step(frame, states)
-            outputs.append(output)
-        if self.return_sequences:
-            output = array_ops.stack(outputs, axis=time_axis)
-        else:
-            output = outputs[-1]
+        if initial_state is None and not self.stateful:
+            states = self.cell.initial_states(first_frame)
+        output, states = recurrent_loop.run(
+            self.cell, inputs, states, mask, self.time_major, self.go_backwards,
+            self.return_sequences, _dropout_mask(first_frame, self.cell.dropout, training),
+            _dropout_mask(states[0], self.cell.recurrent_dropout, training))
+        if self.stateful:
+            graph = output.graph
+            with graph.control_dependencies([state_ops.assign(variable, value) for variable, value
+                                             in zip(self.states, states)]):
+                output = array_ops.identity(output)
         return [output] + list(states) if self.return_state else output
 
-    def _loop(self, inputs, states, input_mask, state_mask):
-        """The time loop as a tf.while_loop, for sequences of unknown length: frames are read
-        by index, outputs (with return_sequences) concatenated along time."""
-        time_major = inputs if self.time_major else array_ops.transpose(
-            inputs, [1, 0] + list(range(2, inputs.shape.ndims)))
-        if self.go_backwards:
-            time_major = pad_tile_ops.reverse(time_major, [0])
-        steps = array_ops.shape(time_major)[0]
-        batch = array_ops.shape(time_major)[1]
-        units = self.cell.units
-        count = len(states)
-        collected = array_ops.zeros(array_ops.stack([0, batch, units]), dtype=inputs.dtype)
+    def _state_variables(self, inputs):
+        """The variables holding a stateful layer's states, [batch, size] each."""
+        if self.states[0] is None:
+            batch = (self._batch_input_shape or (None,))[0] or inputs.shape.as_list()[
+                1 if self.time_major else 0]
+            if batch is None:
+                raise ValueError(
+                    f"{type(self).__name__} {self.name} is stateful, so it needs to know its "
+                    "batch size: give the first layer batch_input_shape=(batch, time, features) "
+                    "(or batch_size=...), or Input(batch_shape=...)")
+            with inputs.graph.name_scope(None):
+                self.states = [variables_lib.Variable(
+                    np.zeros((batch, size), inputs.dtype.as_numpy_dtype), trainable=False,
+                    name=f"{self.name}_state_{index}")
+                    for index, size in enumerate(self.cell.state_size)]
+        return self.states
 
-        def body(step, *loop):
-            current = list(loop[:count])
-            frame = array_ops.gather(time_major, step)
-            if input_mask is not None:
-                frame = frame * input_mask
-            if state_mask is not None:
-                current[0] = current[0] * state_mask
-            output, current = self.cell.step(frame, current)
-            outputs = loop[count]
-            if self.return_sequences:
-                outputs = array_ops.concat([outputs, array_ops.expand_dims(output, 0)], 0)
-            return [step + 1] + list(current) + [outputs]
-
-        invariants = [TensorShape([])] + [TensorShape([None, size])
-                                          for size in self.cell.state_size] + [
-            TensorShape([None, None, units])]
-        results = while_ops.while_loop(
-            lambda step, *loop: math_ops.less(step, steps), body,
-            [convert_to_tensor(0)] + list(states) + [collected], shape_invariants=invariants)
-        states = list(results[1:1 + count])
-        if not self.return_sequences:
-            return states[0], states  # every cell's output is its first state
-        outputs = results[-1]
-        if not self.time_major:
-            outputs = array_ops.transpose(outputs, [1, 0, 2])
-        return outputs, states
+    def reset_states(self, states=None):
+        """Sets a stateful layer's states to zeros, or to `states` (arrays)."""
+        if not self.stateful:
+            raise AttributeError(f"Layer {self.name} is not stateful: no states to reset")
+        if self.states[0] is None:
+            return  # not called yet: it starts from zeros anyway
+        values = [np.zeros(v.shape.as_list(), v.dtype.as_numpy_dtype) for v in self.states] \
+            if states is None else [np.asarray(v) for v in (
+                states if isinstance(states, (list, tuple)) else [states])]
+        if len(values) != len(self.states):
+            raise ValueError(f"Layer {self.name} expects {len(self.states)} states, got "
+                             f"{len(values)}")
+        backend.batch_set_value(list(zip(self.states, values)))
 
     def get_config(self):
         return {**super().get_config(), "return_sequences": self.return_sequences,
                 "return_state": self.return_state, "go_backwards": self.go_backwards,
-                "time_major": self.time_major,
+                "stateful": self.stateful, "unroll": self.unroll, "time_major": self.time_major,
                 "cell": {"class_name": type(self.cell).__name__,
                          "config": self.cell.get_config()}}
 
@@ -350,9 +366,20 @@ class _CellLayer(RNN):
     def units(self):
         return self.cell.units
 
+    def get_config(self):
+        """Flat, as Keras writes LSTM/GRU/SimpleRNN configs: the cell's arguments beside the
+        layer's."""
+        config = super().get_config()
+        cell_config = dict(config.pop("cell")["config"])
+        for key in ("name", "trainable", "dtype", "batch_input_shape"):
+            cell_config.pop(key, None)
+        return {**config, **cell_config}
+
     @classmethod
     def from_config(cls, config):
         config = dict(config)
+        if "cell" not in config:  # Keras's own configs of LSTM/GRU/SimpleRNN are flat
+            return cls(**config)
         cell_config = dict(config.pop("cell")["config"])
         for key in ("name", "trainable", "dtype", "batch_input_shape"):
             cell_config.pop(key, None)

@@ -1,2 +1,2 @@
 """`tf.keras.preprocessing`: re-exports."""
-from tensorweave.keras.preprocessing import sequence  # noqa: F401
+from tensorweave.keras.preprocessing import sequence, text  # noqa: F401
