@@ -160,31 +160,46 @@ def convolution2d_transpose(inputs, num_outputs, kernel_size, stride=1, padding=
                             outputs_collections=None, trainable=True, scope=None):
     """The transposed 2-D convolution with weights [kh, kw, num_outputs, in_channels]."""
     with variable_scope.variable_scope(scope, "Conv2d_transpose", [inputs], reuse=reuse) as sc:
-        inputs = convert_to_tensor(inputs)
-        caller = f"conv2d_transpose {sc.name}"
-        if inputs.shape.ndims != 4:
-            raise ValueError(f"{caller}: inputs must have rank 4, got shape {inputs.shape}")
-        op_format = _op_format(data_format, 2, caller)
-        first = op_format == "NCHW"
-        channels = inputs.shape.as_tuple()[1 if first else 3]
-        if channels is None:
-            raise ValueError(f"{caller}: the channel dimension of the inputs must be defined, "
-                             f"got shape {inputs.shape}")
-        kernel_size = normalize_tuple(kernel_size, 2, "kernel_size")
-        strides = normalize_tuple(stride, 2, "stride")
-        dtype = _float_dtype(inputs)
-        weights = _weights(list(kernel_size) + [int(num_outputs), channels], dtype,
-                           weights_initializer, weights_regularizer, variables_collections,
-                           trainable)
-        shape = transpose_output_shape(inputs, kernel_size, strides, padding.upper(),
-                                       int(num_outputs), first)
-        full_strides = [1, 1, *strides] if first else [1, *strides, 1]
-        outputs = conv_ops.conv2d_transpose(inputs, weights, shape, full_strides,
-                                            padding.upper(), data_format=op_format)
-        return _finish(outputs, sc.name, int(num_outputs), dtype, normalizer_fn,
-                       normalizer_params, biases_initializer, biases_regularizer,
-                       variables_collections, trainable, activation_fn, outputs_collections,
-                       bias_format(op_format))
+        return transposed_convolution(
+            sc, 2, inputs, num_outputs, kernel_size, stride, padding, data_format,
+            activation_fn, normalizer_fn, normalizer_params, weights_initializer,
+            weights_regularizer, biases_initializer, biases_regularizer,
+            variables_collections, outputs_collections, trainable)
+
+
+def transposed_convolution(sc, spatial, inputs, num_outputs, kernel_size, stride, padding,
+                           data_format, activation_fn, normalizer_fn, normalizer_params,
+                           weights_initializer, weights_regularizer, biases_initializer,
+                           biases_regularizer, variables_collections, outputs_collections,
+                           trainable):
+    """The body of conv2d_transpose / conv3d_transpose inside their variable scope `sc`:
+    weights [*kernel_size, num_outputs, in_channels]."""
+    inputs = convert_to_tensor(inputs)
+    caller = f"conv{spatial}d_transpose {sc.name}"
+    if inputs.shape.ndims != spatial + 2:
+        raise ValueError(f"{caller}: inputs must have rank {spatial + 2}, got shape "
+                         f"{inputs.shape}")
+    op_format = _op_format(data_format, spatial, caller)
+    first = op_format in _CHANNELS_FIRST
+    channels = inputs.shape.as_tuple()[1 if first else -1]
+    if channels is None:
+        raise ValueError(f"{caller}: the channel dimension of the inputs must be defined, "
+                         f"got shape {inputs.shape}")
+    kernel_size = normalize_tuple(kernel_size, spatial, "kernel_size")
+    strides = normalize_tuple(stride, spatial, "stride")
+    dtype = _float_dtype(inputs)
+    weights = _weights(list(kernel_size) + [int(num_outputs), channels], dtype,
+                       weights_initializer, weights_regularizer, variables_collections,
+                       trainable)
+    shape = transpose_output_shape(inputs, kernel_size, strides, padding.upper(),
+                                   int(num_outputs), first)
+    full_strides = [1, 1, *strides] if first else [1, *strides, 1]
+    op = conv_ops.conv2d_transpose if spatial == 2 else conv3d_ops.conv3d_transpose
+    outputs = op(inputs, weights, shape, full_strides, padding.upper(), data_format=op_format)
+    return _finish(outputs, sc.name, int(num_outputs), dtype, normalizer_fn,
+                   normalizer_params, biases_initializer, biases_regularizer,
+                   variables_collections, trainable, activation_fn, outputs_collections,
+                   bias_format(op_format))
 
 
 conv2d_transpose = convolution2d_transpose

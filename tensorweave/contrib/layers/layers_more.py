@@ -7,7 +7,8 @@ import functools
 from tensorweave.contrib.framework.arg_scope import add_arg_scope
 from tensorweave.contrib.framework.variables import model_variable
 from tensorweave.contrib.layers.initializers import xavier_initializer
-from tensorweave.contrib.layers.layers import _finish, _float_dtype, _weights
+from tensorweave.contrib.layers.layers import (_finish, _float_dtype, _weights,
+                                               transposed_convolution)
 from tensorweave.contrib.layers.utils import collect_named_outputs, scope_alias
 from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
@@ -33,28 +34,11 @@ def convolution3d_transpose(inputs, num_outputs, kernel_size, stride=1, padding=
                             outputs_collections=None, trainable=True, scope=None):
     """The transposed 3-D convolution with weights [kd, kh, kw, num_outputs, in_channels]."""
     with variable_scope.variable_scope(scope, "Conv3d_transpose", [inputs], reuse=reuse) as sc:
-        inputs = convert_to_tensor(inputs)
-        if inputs.shape.ndims != 5 or data_format not in ("NDHWC", "NCDHW"):
-            raise ValueError(f"conv3d_transpose {sc.name}: inputs must have rank 5 and "
-                             f"data_format NDHWC or NCDHW, got shape {inputs.shape}, "
-                             f"{data_format!r}")
-        first = data_format == "NCDHW"
-        channels = inputs.shape.as_tuple()[1 if first else 4]
-        kernel_size = normalize_tuple(kernel_size, 3, "kernel_size")
-        strides = normalize_tuple(stride, 3, "stride")
-        dtype = _float_dtype(inputs)
-        weights = _weights(list(kernel_size) + [int(num_outputs), channels], dtype,
-                           weights_initializer, weights_regularizer, variables_collections,
-                           trainable)
-        shape = transpose_output_shape(inputs, kernel_size, strides, padding.upper(),
-                                       int(num_outputs), first)
-        full_strides = [1, 1, *strides] if first else [1, *strides, 1]
-        outputs = conv3d_ops.conv3d_transpose(inputs, weights, shape, full_strides,
-                                              padding.upper(), data_format=data_format)
-        return _finish(outputs, sc.name, int(num_outputs), dtype, normalizer_fn,
-                       normalizer_params, biases_initializer, biases_regularizer,
-                       variables_collections, trainable, activation_fn, outputs_collections,
-                       "NCHW" if first else "NHWC")
+        return transposed_convolution(
+            sc, 3, inputs, num_outputs, kernel_size, stride, padding, data_format,
+            activation_fn, normalizer_fn, normalizer_params, weights_initializer,
+            weights_regularizer, biases_initializer, biases_regularizer,
+            variables_collections, outputs_collections, trainable)
 
 
 conv3d_transpose = convolution3d_transpose
