@@ -16,8 +16,7 @@ from tensorweave.framework.constant_op import constant, convert_to_tensor
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.layers.base import normalize_tuple
-from tensorweave.layers.conv_transpose import transpose_output_shape
-from tensorweave.ops import (array_ops, conv3d_ops, conv_ops, cumulative_ops, indexing_ops,
+from tensorweave.ops import (array_ops, conv_ops, cumulative_ops, indexing_ops,
                              init_ops, linalg_ops, math_ops, nn_ops, reduction_ops,
                              slicing_ops, sort_ops, variable_scope)
 from tensorweave.ops.nn_impl import embedding_lookup
