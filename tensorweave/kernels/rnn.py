@@ -3,14 +3,17 @@ LSTMBlockCell, so a step costs one matmul and a few passes over the gates instea
 small ops (each with its own temporaries). Sigmoid is computed as 0.5 tanh(x / 2) + 0.5: NumPy's
 tanh is vectorised, exp-based forms take 3-4x longer here, and the form cannot overflow.
 
-The kernels stay on one thread. Measured on the LSTM benchmark (load ~5 on 2 cores): splitting
-BlockLSTM's large matmuls over the intra-op threads took a step from 23 to 41 ms wall (a
+The recurrence stays on one thread. Measured on the LSTM benchmark (load ~5 on 2 cores):
+splitting each step's matmuls over the intra-op threads took a step from 23 to 41 ms wall (a
 helper holding a chunk while the OS runs something else makes the caller wait), and running
 chunks of batch rows' recurrences on two threads (many small NumPy calls, GIL hand-offs) cost
-more CPU (15 -> 20 ms) and wall time.
+more CPU (15 -> 20 ms) and wall time. What is split (fused.matmul) is the weight and input
+gradient of all the steps at once, after the backward recurrence: three products large enough
+that two chunks pay (on a quiet machine the LSTM step went from 0.98x to 1.03-1.07x TF's).
 """
 import numpy as np
 
+from tensorweave.kernels import fused
 from tensorweave.kernels.registry import register_kernel
 
 def _sigmoid_(x):
@@ -186,11 +189,13 @@ def block_lstm_grad(seq_len_max, x, cs_prev, h_prev, w, wci, wcf, wco, b, i, cs,
         np.matmul(dicfo[t], recurrent_t, out=h_next_grad)
     flat = dicfo[:steps].reshape(steps * batch, 4 * units)
     x_grad = np.zeros_like(x)
-    x_grad[:steps] = (flat @ w[:depth].T).reshape(steps, batch, depth)
+    x_grad[:steps] = fused.matmul(flat, w[:depth].T).reshape(steps, batch, depth)
     h_before = np.concatenate([h_prev[None], h[:steps - 1]]) if steps else h[:0]
-    w_grad = np.concatenate([x[:steps].reshape(-1, depth).T @ flat,
-                             h_before.reshape(-1, units).T @ flat]) if steps else \
-        np.zeros_like(w)
+    # the weight gradient of all steps: the two largest products of the step, split over the
+    # intra-op threads (fused.matmul) once the recurrence, which cannot be, is done
+    w_grad = np.concatenate([fused.matmul(x[:steps].reshape(-1, depth).T, flat),
+                             fused.matmul(h_before.reshape(-1, units).T, flat)]) if steps \
+        else np.zeros_like(w)
     b_grad = flat.sum(0)
     cs_before = np.concatenate([cs_prev[None], cs[:steps - 1]]) \
         if steps and use_peephole else None

@@ -116,3 +116,27 @@ def test_block_lstm_gradients(peephole, seq_len_max):
                                           use_peephole=peephole)
         return [h, cs[-1] * 2.0]
     gradient_checker.check_gradients(sequence, _sequence_inputs(3))
+
+
+def test_block_lstm_weight_gradients_split_over_threads_equal_one_thread():
+    """Sequences long and wide enough that BlockLSTMGrad's weight and input products are split
+    over the intra-op threads: the gradients equal those of a one-thread session."""
+    rng = np.random.default_rng(5)
+    time_steps, batch, depth, units = 16, 64, 16, 96   # h^T @ dgates: 75 MFLOP, 2 chunks
+    values = [rng.standard_normal(s).astype(np.float32) * 0.3 for s in
+              [(time_steps, batch, depth), (batch, units), (batch, units),
+               (depth + units, 4 * units), (4 * units,)]]
+    results = []
+    for threads in (1, 2):
+        with tf.Graph().as_default():
+            x, cs0, h0, w, b = [tf.constant(v) for v in values]
+            zeros = tf.zeros([units])
+            _, cs, _, _, _, _, h = block_lstm(time_steps, x, cs0, h0, w, b, zeros, zeros,
+                                              zeros, use_peephole=False)
+            loss = tf.reduce_sum(h * h) + tf.reduce_sum(cs[-1])
+            grads = tf.gradients(loss, [x, w, b, h0])
+            config = tf.ConfigProto(intra_op_parallelism_threads=threads)
+            with tf.Session(config=config) as sess:
+                results.append(sess.run(grads))
+    for one, two in zip(*results):
+        np.testing.assert_allclose(two, one, rtol=1e-4, atol=1e-4)
