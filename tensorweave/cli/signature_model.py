@@ -109,11 +109,7 @@ def load_saved_model_signatures(export_dir, tags=("serve",)):
         meta = loader.load(session, list(tags), export_dir)
         if not meta.signature_def:
             raise ValueError(f"The SavedModel in {export_dir} has no signatures")
-        return {key: SignatureModel(session,
-                                    {name: graph.get_tensor_by_name(info.name)
-                                     for name, info in signature.inputs.items()},
-                                    {name: graph.get_tensor_by_name(info.name)
-                                     for name, info in signature.outputs.items()},
+        return {key: SignatureModel(session, *loader.signature_tensors(graph, signature),
                                     signature.method_name)
                 for key, signature in sorted(meta.signature_def.items())}
     except BaseException:

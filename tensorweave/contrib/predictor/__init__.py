@@ -81,10 +81,7 @@ def from_saved_model(export_dir, signature_def_key=None, signature_def=None, inp
                     raise ValueError(f"from_saved_model: the SavedModel in {export_dir} has no "
                                      f"signature {key!r}; it has {sorted(signatures)}")
                 signature_def = signatures[key]
-            feeds = {k: graph.get_tensor_by_name(v.name)
-                     for k, v in signature_def.inputs.items()}
-            fetches = {k: graph.get_tensor_by_name(v.name)
-                       for k, v in signature_def.outputs.items()}
+            feeds, fetches = loader.signature_tensors(graph, signature_def)
     except BaseException:
         session.close()
         raise

@@ -85,3 +85,12 @@ def load(sess, tags, export_dir, import_scope=None, **saver_kwargs):
                 f"{import_scope}/{init_op}" if import_scope else init_op),
                 feed_dict=_asset_feeds(export_dir, meta, import_scope))
     return meta
+
+
+def signature_tensors(graph, signature_def):
+    """({input key: Tensor}, {output key: Tensor}) of a SignatureDef in the graph it was
+    loaded into."""
+    return ({key: graph.get_tensor_by_name(info.name)
+             for key, info in signature_def.inputs.items()},
+            {key: graph.get_tensor_by_name(info.name)
+             for key, info in signature_def.outputs.items()})

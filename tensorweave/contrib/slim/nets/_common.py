@@ -56,3 +56,14 @@ def conv_classifier(net, sc, collection, fc6_depth, fc6_kernel, fc6_padding, num
             net = squeeze_spatial(net, "fc8/squeezed")
         end_points[sc.name + "/fc8"] = net
     return net, end_points
+
+
+def fc_conv_arg_scope(weight_decay, biases_initializer):
+    """The arg_scope of AlexNet and OverFeat: relu, L2 weight decay, SAME convolutions and
+    VALID max pooling."""
+    with arg_scope([conv2d, fully_connected], activation_fn=nn_ops.relu,
+                   biases_initializer=biases_initializer,
+                   weights_regularizer=l2_regularizer(weight_decay)):
+        with arg_scope([conv2d], padding="SAME"):
+            with arg_scope([max_pool2d], padding="VALID") as arg_sc:
+                return arg_sc

@@ -4,12 +4,7 @@ from tensorweave.contrib.slim.nets import _common as c
 
 
 def overfeat_arg_scope(weight_decay=0.0005):
-    with c.arg_scope([c.conv2d, c.fully_connected], activation_fn=c.nn_ops.relu,
-                     weights_regularizer=c.l2_regularizer(weight_decay),
-                     biases_initializer=c.zeros_initializer()):
-        with c.arg_scope([c.conv2d], padding="SAME"):
-            with c.arg_scope([c.max_pool2d], padding="VALID") as arg_sc:
-                return arg_sc
+    return c.fc_conv_arg_scope(weight_decay, c.zeros_initializer())
 
 
 def overfeat(inputs, num_classes=1000, is_training=True, dropout_keep_prob=0.5,
