@@ -31,6 +31,7 @@ def _train_classifier():
 
 
 def test_simple_save_then_load_gives_identical_predictions(tmp_path):
+    tf.set_random_seed(0)      # the initial weights decide whether 20 steps reach 90%
     export_dir = os.path.join(str(tmp_path), "export")
     train_x, train_y = _digits(128, 0)
     test_x, _ = _digits(16, 1)
