@@ -7,7 +7,7 @@ from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.layers import rnn_dropout
 from tensorweave.layers.base import Layer
 from tensorweave.layers.rnn_cell_impl import RNNCell
-from tensorweave.ops import array_ops, variable_scope
+from tensorweave.ops import array_ops, nn_impl, variable_scope
 from tensorweave.ops import functional_ops as nest
 
 
@@ -241,6 +241,34 @@ class DropoutWrapper(_Wrapper):
                    for index, (leaf, pick) in enumerate(zip(leaves, chosen))]
         return nest.pack_like(values, dropped) if isinstance(values, (list, tuple, dict)) \
             else dropped[0]
+
+    def _can_run_fused(self):
+        return not _given(self._state_keep_prob) and \
+            getattr(self._cell, "_can_run_fused", lambda: False)()
+
+    def _fused_dynamic_rnn(self, inputs, state, sequence_length):
+        """dynamic_rnn over the wrapped cell as its fused op (rnn_fused.py) when only the inputs
+        and outputs are dropped (state dropout feeds back into the recurrence): dropout on the
+        whole time-major sequence draws an independent mask per step, as the loop does, and a
+        variational wrapper's [batch, depth] mask is broadcast over time. None otherwise."""
+        if type(self) is not DropoutWrapper or not self._can_run_fused():
+            return None
+        if _given(self._input_keep_prob):
+            inputs = self._drop_sequence(inputs, self._input_keep_prob)
+        result = self._cell._fused_dynamic_rnn(inputs, state, sequence_length)
+        if result is None:
+            return None
+        outputs, new_state = result
+        if _given(self._output_keep_prob):
+            outputs = self._drop_sequence(outputs, self._output_keep_prob)
+        return outputs, new_state
+
+    def _drop_sequence(self, sequence, keep_prob):
+        noise_shape = None
+        if self._variational:
+            shape = array_ops.shape(sequence)
+            noise_shape = array_ops.concat([[1], shape[1:]], 0)
+        return nn_impl.dropout(sequence, keep_prob, noise_shape=noise_shape, seed=self._seed)
 
     def call(self, inputs, state, scope=None):
         if _given(self._input_keep_prob):
