@@ -7,6 +7,9 @@
 Run with `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE` on machines that pin an older OpenBLAS
 core type (see bench_foundation.py, whose venv and helpers this reuses).
 
+`--cell gru` runs the same model with a GRU: tensorweave's GRUCell (one fused _BlockGRU op) and
+GRUCell's equations written as cell code on both frameworks.
+
 Model (the MNIST-rows LSTM of the TF 1.x tutorials): 28 time steps of 28 inputs, batch 128,
 one LSTM layer of 128 units run by tf.nn.dynamic_rnn, a dense layer of 10 on the last output,
 softmax cross entropy, AdamOptimizer(1e-3).
@@ -68,12 +71,46 @@ class PortableLSTMCell:
         return new_h, (new_c, new_h)
 
 
+class PortableGRUCell(PortableLSTMCell):
+    """GRUCell's equations (gates and candidate kernels, gate bias 1.0) the same way."""
+
+    @property
+    def state_size(self):
+        return self._units
+
+    def zero_state(self, batch_size, dtype):
+        return self._tf.zeros([batch_size, self._units], dtype)
+
+    def __call__(self, inputs, h, scope=None):
+        tf, units = self._tf, self._units
+        if self._kernel is None:
+            with tf.variable_scope("portable_gru_cell"):
+                depth = inputs.shape[-1]
+                self._kernel = (tf.get_variable("gates", [depth + units, 2 * units]),
+                                tf.get_variable("candidate", [depth + units, units]))
+                self._bias = (tf.get_variable("gates_bias", [2 * units],
+                                              initializer=tf.ones_initializer()),
+                              tf.get_variable("candidate_bias", [units],
+                                              initializer=tf.zeros_initializer()))
+        gates = tf.sigmoid(tf.nn.bias_add(tf.matmul(tf.concat([inputs, h], 1),
+                                                    self._kernel[0]), self._bias[0]))
+        r, u = tf.split(gates, 2, axis=1)
+        c = tf.tanh(tf.nn.bias_add(tf.matmul(tf.concat([inputs, r * h], 1), self._kernel[1]),
+                                   self._bias[1]))
+        new_h = u * h + (1 - u) * c
+        return new_h, new_h
+
+
 def lstm_classifier(tf, rng, cell_kind):
     """Builds the model with the given `tf` module; returns (setup, step)."""
     x = tf.placeholder(tf.float32, [BATCH, STEPS, INPUTS])
     labels = tf.placeholder(tf.int64, [BATCH])
     if cell_kind == "basic":
         cell = tf.nn.rnn_cell.BasicLSTMCell(UNITS)
+    elif cell_kind == "gru":
+        cell = tf.nn.rnn_cell.GRUCell(UNITS)
+    elif cell_kind == "portable-gru":
+        cell = PortableGRUCell(tf, UNITS)
     else:
         cell = PortableLSTMCell(tf, UNITS)
     outputs, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
@@ -136,20 +173,26 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=5, help="steps per timing batch")
     parser.add_argument("--seconds", type=float, default=3.0, help="minimum seconds per sample")
+    parser.add_argument("--cell", choices=["lstm", "gru"], default="lstm",
+                        help="gru: tensorweave's GRUCell (one fused op) and GRUCell's equations "
+                             "written as cell code, on both frameworks")
     parser.add_argument("--in-venv", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.compare_tf and not args.in_venv:
         python = ensure_tf_venv()
         os.execv(python, [python, __file__, "--compare-tf", "--in-venv", "--rounds",
                           str(args.rounds), "--steps", str(args.steps), "--seconds",
-                          str(args.seconds)])
+                          str(args.seconds), "--cell", args.cell])
     tensorweave = _import("tensorweave")
-    variants = [("tensorweave, BasicLSTMCell", tensorweave, "basic"),
-                ("tensorweave, same cell code", tensorweave, "portable")]
+    gru = args.cell == "gru"
+    portable = "portable-gru" if gru else "portable"
+    variants = [(f"tensorweave, {'GRUCell' if gru else 'BasicLSTMCell'}", tensorweave,
+                 "gru" if gru else "basic"),
+                ("tensorweave, same cell code", tensorweave, portable)]
     if args.compare_tf:
         import tensorflow
         variants.append((f"tensorflow {tensorflow.__version__}, same cell code",
-                         _import("tensorflow"), "portable"))
+                         _import("tensorflow"), portable))
     load_before = os.getloadavg()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}, NumPy {np.__version__} ({_blas()}); "
@@ -169,7 +212,7 @@ def main():
     medians = {label: statistics.median(values) for label, values in samples.items()}
     reference = medians[variants[-1][0]] if args.compare_tf else None
     print()
-    print(f"| LSTM {UNITS} units, {STEPS} steps x {INPUTS} inputs, batch {BATCH}, Adam | "
+    print(f"| {args.cell.upper()} {UNITS} units, {STEPS} steps x {INPUTS} inputs, batch {BATCH}, Adam | "
           "training steps/s (median) | range over rounds | vs TF | CPU ms/step (median) | "
           "loss first -> last step |")
     print("|---|---|---|---|---|---|")

@@ -179,7 +179,21 @@ class GRUCell(LayerRNNCell):
                 init_ops.zeros_initializer())
         self.built = True
 
-    def call(self, inputs, state):
+    def _can_run_fused(self):
+        return type(self) is GRUCell and self._activation in (math_ops.tanh, nn_ops.tanh)
+
+    def _fused_dynamic_rnn(self, inputs, state, sequence_length):
+        """dynamic_rnn's loop as one _BlockGRU op (rnn_fused.py), or None for a subclass or
+        another activation."""
+        if not self._can_run_fused():
+            return None
+        return Layer.__call__(self, inputs, state, _sequence_length=(sequence_length,))
+
+    def call(self, inputs, state, _sequence_length=None):
+        if _sequence_length is not None:
+            return rnn_fused.gru_sequence(inputs, state, self._gate_kernel, self._gate_bias,
+                                          self._candidate_kernel, self._candidate_bias,
+                                          _sequence_length[0])
         gates = math_ops.sigmoid(conv_ops.bias_add(
             math_ops.matmul(array_ops.concat([inputs, state], 1), self._gate_kernel),
             self._gate_bias))

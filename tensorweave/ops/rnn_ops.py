@@ -168,3 +168,48 @@ def block_lstm(seq_len_max, x, cs_prev, h_prev, w, b, wci, wcf, wco, forget_bias
         {"forget_bias": float(forget_bias), "cell_clip": float(cell_clip),
          "use_peephole": bool(use_peephole)}, name=name or "BlockLSTM")
     return op.outputs
+
+
+# --- _BlockGRU: dynamic_rnn over a GRUCell in one op (kernels/rnn_gru.py) -----------------------
+# TF has no such op (its GRUBlockCell is one step); tensorweave runs a tanh GRUCell's loop as
+# one, as it does an LSTM's with BlockLSTM. Outputs r, u, c, h, each [time, batch, units].
+def _gru_shapes(op):
+    x, h_prev = op.inputs[1], op.inputs[2]
+    time, batch = (x.shape.as_tuple()[:2] if x.shape.ndims == 3 else (None, None))
+    units = h_prev.shape.as_tuple()[1] if h_prev.shape.ndims == 2 else None
+    return [tensor_shape.TensorShape([time, batch, units])] * 4
+
+
+_GRU_INPUTS = ["seq_len_max: int64", "x: T", "h_prev: T", "w_ru: T", "w_c: T", "b_ru: T",
+               "b_c: T"]
+register_op("_BlockGRU", inputs=_GRU_INPUTS, outputs=["r: T", "u: T", "c: T", "h: T"],
+            attrs={"T": "type"}, shape_fn=_gru_shapes,
+            doc="GRUCell (tanh) over every step of x [time, batch, depth]; zeros past "
+                "seq_len_max.")
+register_op("_BlockGRUGrad", inputs=_GRU_INPUTS + ["r: T", "u: T", "c: T", "h: T", "h_grad: T"],
+            outputs=["x_grad: T", "h_prev_grad: T", "w_ru_grad: T", "w_c_grad: T",
+                     "b_ru_grad: T", "b_c_grad: T"],
+            attrs={"T": "type"}, shape_fn=lambda op: [t.shape for t in op.inputs[1:7]],
+            doc="The gradients of _BlockGRU's inputs from that of its h sequence.")
+
+
+@register_gradient("_BlockGRU")
+def _block_gru_grad(op, *grads):
+    grad_op = default_graph().create_op("_BlockGRUGrad", list(op.inputs) + list(op.outputs) +
+                                        [grads[3]], {}, name="BlockGRUGrad")
+    return [None] + list(grad_op.outputs)
+
+
+@register_gradient("_BlockGRUGrad")
+def _no_second_derivative_of_gru_sequence(op, *grads):
+    raise NotImplementedError(f"Second derivatives through a fused GRU are not supported "
+                              f"({op.name}: _BlockGRUGrad has no gradient).")
+
+
+def block_gru(seq_len_max, x, h_prev, w_ru, w_c, b_ru, b_c, name=None):
+    """The _BlockGRU op's outputs (r, u, c, h)."""
+    from tensorweave.framework import dtypes
+    from tensorweave.framework.constant_op import convert_to_tensor
+    seq_len_max = math_ops.cast(convert_to_tensor(seq_len_max), dtypes.int64)
+    return default_graph().create_op("_BlockGRU", [seq_len_max, x, h_prev, w_ru, w_c, b_ru, b_c],
+                                     {}, name=name or "BlockGRU").outputs
