@@ -171,7 +171,10 @@ def _describe_encoding(array, encoding, header):
 def encode_chunk(header, source, out):
     """Encodes the 1-D float chunk `source` into `out` (the same length, of the wire dtype)."""
     if header.encoding == FLOAT16:
-        np.copyto(out, source, casting="unsafe")
+        if source.dtype == np.float32:
+            _float32_to_float16(source, out)
+        else:  # float64: one correctly rounded cast (through float32 would round twice)
+            np.copyto(out, source, casting="unsafe")
     elif header.encoding == INT8_SCALED:
         scaled = np.multiply(source, source.dtype.type(1.0 / header.scale))
         np.rint(scaled, out=scaled)
@@ -188,6 +191,36 @@ def encode_chunk(header, source, out):
         np.copyto(out, rounded, casting="unsafe")
     else:
         raise ValueError(f"encode_chunk: {header.encoding!r} is not a lossy wire encoding")
+
+
+# float32 -> float16 in integer operations, bit for bit NumPy's cast (round to nearest even)
+# for finite values up to float16's max, at twice its speed here (NumPy 2.4's cast of this
+# CPU, F16C without AVX-512, is scalar: ~100 ms for 64 MB against ~50 ms; the float16
+# encoding is CPU-bound on a 1 Gbit/s link otherwise). F. Giesen's well-known method:
+# normal results rebias the exponent and round on the 13 dropped bits; float16 subnormals
+# come out of a float addition that aligns them to a magic exponent.
+_TO_HALF_BIAS = np.uint32((((15 - 127) << 23) + 0xFFF) & 0xFFFFFFFF)  # wraps on purpose
+_HALF_SUBNORMAL_MAGIC_BITS = np.uint32((127 - 15 + 23 - 10 + 1) << 23)
+_HALF_SUBNORMAL_MAGIC = _HALF_SUBNORMAL_MAGIC_BITS.reshape(1).view(np.float32)[0]
+_HALF_NORMAL_FLOOR_BITS = np.uint32(113 << 23)  # 2^-14, float16's smallest normal
+
+
+def _float32_to_float16(source, out):
+    bits = source.view(np.uint32)
+    magnitude = np.bitwise_and(bits, np.uint32(0x7FFFFFFF))
+    half = np.right_shift(magnitude, 13)
+    np.bitwise_and(half, 1, out=half)  # the lowest kept bit: ties go to even
+    half += magnitude
+    half += _TO_HALF_BIAS
+    half >>= 13
+    small = magnitude < _HALF_NORMAL_FLOOR_BITS
+    if small.any():
+        aligned = magnitude[small].view(np.float32) + _HALF_SUBNORMAL_MAGIC
+        half[small] = aligned.view(np.uint32) - _HALF_SUBNORMAL_MAGIC_BITS
+    np.right_shift(bits, 16, out=magnitude)
+    np.bitwise_and(magnitude, np.uint32(0x8000), out=magnitude)
+    half |= magnitude
+    np.copyto(out.view(np.uint16), half, casting="unsafe")
 
 
 def decode_chunk(header, data, out):

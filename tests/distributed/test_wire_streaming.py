@@ -110,6 +110,18 @@ def test_bfloat16_rounds_ties_to_even_and_keeps_the_extremes():
     assert too_large.header.encoding == wire.RAW  # would round to inf: sent exactly
 
 
+def test_float16_from_integer_operations_is_numpys_cast_bit_for_bit():
+    # Every float32 from 0 to float16's max is reachable: normal, subnormal and zero results.
+    bits = np.random.default_rng(6).integers(0, 0x477FE001, 1 << 20, dtype=np.uint32)
+    value = bits.view(np.float32)
+    value = np.concatenate([value, -value, np.float32([0.0, -0.0, 65504.0, 2 ** -24, 2 ** -25,
+                                                       2 ** -14, 1e-30])])
+    payload = wire.encode(value, wire.FLOAT16)
+    assert payload.header.encoding == wire.FLOAT16
+    np.testing.assert_array_equal(payload.data.view(np.uint16),
+                                  value.astype(np.float16).view(np.uint16))
+
+
 def test_an_empty_or_integer_tensor_is_not_streamed(holder, monkeypatch):
     monkeypatch.setattr(data_plane, "INLINE_BYTES", 0)
     for value in (np.zeros((0, 3), np.float32), np.arange(9, dtype=np.int32)):
