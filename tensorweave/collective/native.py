@@ -181,6 +181,14 @@ class TcpMesh(DataPlane):
             if self._shm_allreduce(parts, out, reduction_ufunc(op), tag):
                 self.last_path = "shm"
                 return out
+        if len(parts) == 1 and self.size > 1 and nbytes >= SMALL_BYTES and \
+                parts[0].flags.c_contiguous:
+            # The ring reads the input where it lies: no 64 MB copy into the result first.
+            self.last_path = "tcp"
+            out = buffers.POOL.empty(parts[0].size, parts[0].dtype)
+            ring_allreduce(self, out, reduction_ufunc(op), _even_counts(out.size, self.size),
+                           tag, compression == "bf16", source=parts[0])
+            return out
         return super().allreduce_parts(parts, op, tag, compression)
 
     def allreduce(self, buf, op, tag, compression=None):

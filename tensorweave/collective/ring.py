@@ -50,10 +50,16 @@ def byte_view(array):
     return memoryview(array.view(np.uint8)) if array.size else memoryview(b"")
 
 
-def ring_allreduce(mesh, buf, ufunc, counts, tag, bf16=False):
+def ring_allreduce(mesh, buf, ufunc, counts, tag, bf16=False, source=None):
     """Allreduces `buf` in place over `mesh` (a TcpMesh: rank, size, _send, _recv, _sender);
     block b of `counts` is reduced by rank b. With `bf16` the frames carry truncated bfloat16
-    and every rank ends with the values the wire carried."""
+    and every rank ends with the values the wire carried.
+
+    With `source` (an array of buf's size and dtype, left unchanged) the reduction reads this
+    rank's values from there and `buf` is only written: no copy of the input first. (Each
+    block but one is reduced here exactly once, as source + incoming; the one this rank
+    sends first goes straight from `source`, and the all-gather fills it in.)"""
+    source = buf if source is None else source
     size, rank = mesh.size, mesh.rank
     itemsize = 2 if bf16 else buf.itemsize
     per_block = max(1, -(-max(counts) * itemsize // CHUNK_BYTES))
@@ -62,9 +68,9 @@ def ring_allreduce(mesh, buf, ufunc, counts, tag, bf16=False):
     frames = 2 * (size - 1) * per_block
     done = _Progress()
 
-    def chunk_of(block, chunk):
+    def chunk_of(block, chunk, array=buf):
         low, high = chunks[block][chunk]
-        return buf[low:high]
+        return array[low:high]
 
     def frame(index):
         """(block sent, block received, part name) of frame `index`."""
@@ -79,7 +85,7 @@ def ring_allreduce(mesh, buf, ufunc, counts, tag, bf16=False):
             if not done.wait_for(index - per_block + 1):
                 return  # this thread failed: the collective is over
             block, _, part = frame(index)
-            data = chunk_of(block, index % per_block)
+            data = chunk_of(block, index % per_block, source if index < per_block else buf)
             mesh._send(right, tag, part, byte_view(bf16_bits(data) if bf16 else data))
 
     sending = mesh._sender.submit(send_all)
@@ -94,7 +100,7 @@ def ring_allreduce(mesh, buf, ufunc, counts, tag, bf16=False):
                 mesh._recv(left, tag, part, byte_view(incoming))
                 values = from_bf16_bits(incoming) if bf16 else incoming
                 if reducing:
-                    ufunc(target, values, out=target)
+                    ufunc(chunk_of(block, index % per_block, source), values, out=target)
                     if bf16 and index >= (size - 2) * per_block:
                         round_bf16(target)  # this rank's block, final: sent as it is kept
                 else:

@@ -47,6 +47,13 @@ def main():
         assert (np.abs(got - exact) <= 2.0 ** -7 * size * np.abs(exact) * 2 + 1e-6).all(), count
         assert (comm.allgather(got[None]) == got).all(), "ranks disagree under bf16"
         checked += 1
+    # Submitted together: fused into one buffer of several parts (the in-place ring).
+    futures = [comm.submit("allreduce", value(rank, count, "float32"), f"fused.{count}",
+                           op="sum") for count in (5, 17, 1000)]
+    for count, future in zip((5, 17, 1000), futures):
+        want = sum(value(r, count, "float64") for r in range(size))
+        assert np.array_equal(future.result(), want), ("fused", count)
+    checked += 1
     print("RESULT " + json.dumps({"rank": rank, "checked": checked}), flush=True)
     collective.shutdown()
 
