@@ -146,8 +146,7 @@ def _describe_encoding(array, encoding, header):
     travel exactly (a non-finite value, or one beyond a 16-bit format's range)."""
     if encoding not in _WIRE_DTYPE:
         raise ValueError(f"Unknown wire encoding {encoding!r}")
-    # Two reductions rather than max(abs(x)): no temporary as large as the tensor.
-    largest = max(float(array.max()), -float(array.min()))
+    largest = _largest_magnitude(array)
     if not np.isfinite(largest):
         return False
     if encoding == FLOAT16:
@@ -166,6 +165,21 @@ def _describe_encoding(array, encoding, header):
             else 0.0
     header.encoding = encoding
     return True
+
+
+def _largest_magnitude(array):
+    """max|x| (NaN if any x is NaN): max and min chunk by chunk, so that the second reduction
+    reads the chunk from the cache (half the time of two passes over a large tensor, which
+    the reader waits for before the first byte moves), and no temporary as large as it."""
+    flat = array.reshape(-1)
+    largest = 0.0
+    for start in range(0, flat.size, CHUNK_ELEMENTS):
+        chunk = flat[start:start + CHUNK_ELEMENTS]
+        high, low = float(chunk.max()), float(chunk.min())
+        if high != high:  # NaN (NumPy's max propagates it): no encoding, whatever else
+            return high
+        largest = max(largest, high, -low)
+    return largest
 
 
 def encode_chunk(header, source, out):

@@ -122,6 +122,16 @@ def test_float16_from_integer_operations_is_numpys_cast_bit_for_bit():
                                   value.astype(np.float16).view(np.uint16))
 
 
+@pytest.mark.parametrize("encoding", LOSSY)
+@pytest.mark.parametrize("special", [np.nan, np.inf, -np.inf])
+def test_a_value_no_encoding_holds_in_a_later_chunk_sends_the_tensor_exactly(encoding, special):
+    value = np.ones(wire.CHUNK_ELEMENTS * 2 + 5, np.float32)
+    value[-2] = special
+    payload = wire.encode(value, wire.encoding_from_name(encoding))
+    assert payload.header.encoding == wire.RAW
+    np.testing.assert_array_equal(wire.decode(payload.header, payload.data), value)
+
+
 def test_an_empty_or_integer_tensor_is_not_streamed(holder, monkeypatch):
     monkeypatch.setattr(data_plane, "INLINE_BYTES", 0)
     for value in (np.zeros((0, 3), np.float32), np.arange(9, dtype=np.int32)):
