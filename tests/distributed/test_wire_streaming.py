@@ -132,6 +132,15 @@ def test_a_value_no_encoding_holds_in_a_later_chunk_sends_the_tensor_exactly(enc
     np.testing.assert_array_equal(wire.decode(payload.header, payload.data), value)
 
 
+def test_float16_decoded_by_integer_operations_is_numpys_cast_for_every_pattern():
+    patterns = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    header = wire.prepare(np.ones(1, np.float32), wire.FLOAT16)[0]
+    out = np.empty(patterns.size, np.float32)
+    wire.decode_chunk(header, patterns.view(np.float16), out)
+    np.testing.assert_array_equal(out.view(np.uint32),
+                                  patterns.view(np.float16).astype(np.float32).view(np.uint32))
+
+
 def test_an_empty_or_integer_tensor_is_not_streamed(holder, monkeypatch):
     monkeypatch.setattr(data_plane, "INLINE_BYTES", 0)
     for value in (np.zeros((0, 3), np.float32), np.arange(9, dtype=np.int32)):
