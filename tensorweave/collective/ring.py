@@ -107,13 +107,13 @@ def ring_allreduce(mesh, buf, ufunc, counts, tag, bf16=False, source=None):
             if reducing or bf16:
                 incoming = scratch[:target.size]
                 mesh._recv(left, tag, part, byte_view(incoming))
-                values = arriving.decode(incoming) if bf16 else incoming
                 if reducing:
+                    values = arriving.decode(incoming) if bf16 else incoming
                     ufunc(chunk_of(block, index % per_block, source), values, out=target)
                     if bf16 and index >= (size - 2) * per_block:
                         round_bf16(target)  # this rank's block, final: sent as it is kept
                 else:
-                    target[:] = values
+                    arriving.decode(incoming, into=target)
             else:
                 mesh._recv(left, tag, part, byte_view(target))
             done.advance(index + 1)
@@ -141,9 +141,10 @@ class _Bf16Frame:
         np.copyto(bits, wide, casting="unsafe")
         return bits
 
-    def decode(self, bits):
-        """float32 values of bfloat16 `bits` (valid until the next call)."""
-        wide = self.wide[:bits.size]
+    def decode(self, bits, into=None):
+        """float32 values of bfloat16 `bits`: into the float32 array `into`, or a view valid
+        until the next call."""
+        wide = self.wide[:bits.size] if into is None else into.view(np.uint32)
         np.copyto(wide, bits)
         wide <<= 16
         return wide.view(np.float32)
