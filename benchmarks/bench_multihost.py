@@ -17,8 +17,9 @@ to --limit (tc tbf, both directions). The encodings: float16, bfloat16 and int8 
 for ps -> worker (RPCOptions.tensor_wire_encoding; the TCP plane streams them, encoding and
 decoding chunk by chunk under the transfer), bfloat16 (compression="bf16") for the allreduce,
 and on the shaped links float16 (Horovod's Compression.fp16: cast, allreduce in float16, cast
-back; the casts are timed). Effective bandwidth is the float32 size (64 MB) over the median time of a transfer,
-so an encoding that halves the bytes can double it. Needs root (network namespaces).
+back; the casts are timed). Effective bandwidth is the float32 size (64 MB) over the median
+time of a transfer, so an encoding that halves the bytes can double it. Needs root (network
+namespaces).
 """
 import argparse
 import json
