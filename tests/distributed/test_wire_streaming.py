@@ -153,6 +153,16 @@ def test_an_empty_or_integer_tensor_is_not_streamed(holder, monkeypatch):
     assert len(stream) == 0 and list(stream.chunks()) == []
 
 
+def test_a_held_stream_counts_its_float_tensor_against_the_store_bounds(holder, monkeypatch):
+    monkeypatch.setattr(data_plane, "INLINE_BYTES", 0)
+    value = np.ones(1000, np.float32)
+    header = holder.pack(value, wire.INT8_SCALED, TCP_READER)
+    assert header.bulk.nbytes == 1000 and holder.held_bytes() == 4000  # int8 sent, f32 kept
+    monkeypatch.setattr(data_plane, "MAX_HELD_BYTES", 6000)
+    with pytest.raises(errors.ResourceExhaustedError, match="already holds 4000 bytes"):
+        holder.pack(value, wire.INT8_SCALED, TCP_READER)
+
+
 def test_a_streamed_payload_read_by_grpc_instead_is_encoded_whole():
     value = np.random.default_rng(4).standard_normal(23).astype(np.float32)
     header, source = wire.prepare(value, wire.INT8_SCALED)

@@ -124,7 +124,7 @@ class BulkStore:
             return self._held(peer)
 
     def _held(self, peer=None):
-        return sum(len(view) for view, _, owner in self._entries.values()
+        return sum(_held_nbytes(view) for view, _, owner in self._entries.values()
                    if peer is None or owner == peer)
 
     def check_room(self, nbytes, peer=None):
@@ -156,7 +156,7 @@ class BulkStore:
                        if now - made > EXPIRY_SECONDS]
             for old in expired:
                 del self._entries[old]
-            self._check_room(len(view), peer)
+            self._check_room(_held_nbytes(view), peer)
             self._entries[ticket] = (view, now, peer)
         return ticket
 
@@ -233,6 +233,11 @@ class BulkReader:
             raise errors.InvalidArgumentError(None, None, f"Unknown data plane {ref.plane!r}")
         info.update(plane=plane, wire_bytes=ref.nbytes)
         return wire.decode(wire_tensor, buffer), info
+
+
+def _held_nbytes(payload):
+    """The memory a held payload keeps: its bytes, or the float tensor of a stream."""
+    return getattr(payload, "held_nbytes", None) or len(payload)
 
 
 def shm_ref(pool, holder_address, reader_id, payload):

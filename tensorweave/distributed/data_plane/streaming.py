@@ -39,6 +39,11 @@ class EncodedSource:
     def __len__(self):
         return self.flat.size * self.wire_dtype.itemsize
 
+    @property
+    def held_nbytes(self):
+        """What holding it costs (the store's bounds count this): the float tensor."""
+        return self.flat.nbytes
+
     def chunks(self):
         buffer = np.empty(min(self.chunk_elements, self.flat.size), self.wire_dtype)
         for start in range(0, self.flat.size, self.chunk_elements):
