@@ -12,12 +12,14 @@ between the same two namespaces in the same run:
 
     sudo python benchmarks/bench_multihost.py [--limit 1gbit] [--reps 7] [--limited-reps 4]
 
-Both run twice: on unshaped links, then on links shaped to --limit (tc tbf, both directions),
-where the wire encodings are measured too: float16 and int8 (with a scale) for ps -> worker
-(RPCOptions.tensor_wire_encoding), bfloat16 (compression="bf16") and float16 (Horovod's
-Compression.fp16: cast, allreduce in float16, cast back; the casts are timed) for the
-allreduce. Effective bandwidth is the float32 size (64 MB) over the median time of a transfer,
-so an encoding that halves the bytes can double it. Needs root (network namespaces).
+Both run twice, with the wire encodings each time: on unshaped links, then on links shaped
+to --limit (tc tbf, both directions). The encodings: float16, bfloat16 and int8 (with a scale)
+for ps -> worker (RPCOptions.tensor_wire_encoding; the TCP plane streams them, encoding and
+decoding chunk by chunk under the transfer), bfloat16 (compression="bf16") for the allreduce,
+and on the shaped links float16 (Horovod's Compression.fp16: cast, allreduce in float16, cast
+back; the casts are timed). Effective bandwidth is the float32 size (64 MB) over the median
+time of a transfer, so an encoding that halves the bytes can double it. Needs root (network
+namespaces).
 """
 import argparse
 import json
@@ -43,6 +45,7 @@ MB = 1 << 20
 NBYTES = 64 * MB
 RAW_PORT, PS_PORT, WORKER_PORT, COORDINATOR_PORT = 2300, 2301, 2302, 2400
 ROLE_TIMEOUT = 300.0
+PS_ENCODINGS = "float32,float16,bfloat16,int8"
 
 
 # --- roles: each runs as a process inside one namespace host -----------------------------------
@@ -289,10 +292,10 @@ def main():
     print(f"bench_multihost: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     with netns.VirtualHosts(2) as hosts:
-        report("unshaped veth links", *measure(hosts, args.reps, "float32", "none"))
+        report("unshaped veth links", *measure(hosts, args.reps, PS_ENCODINGS, "none,bf16"))
     with netns.VirtualHosts(2, bandwidth=args.limit) as hosts:
         report(f"links shaped to {args.limit} (tc tbf, both directions)",
-               *measure(hosts, args.limited_reps, "float32,float16,int8", "none,bf16,fp16"))
+               *measure(hosts, args.limited_reps, PS_ENCODINGS, "none,bf16,fp16"))
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
     return 0
 

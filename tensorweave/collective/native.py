@@ -4,7 +4,8 @@ algorithms over it, and shared memory when every rank is on one host.
   allreduce       on one host, from SHM_BYTES: through shared memory (shm.py; measured
                   1.5-3 GB/s for 64 MB between 2 ranks here, against ~0.6 through the ring);
                   else ring reduce-scatter + ring all-gather (each rank sends and receives
-                  2 (n-1)/n of the buffer, whatever n) for buffers of SMALL_BYTES or more;
+                  2 (n-1)/n of the buffer, whatever n), pipelined in chunks (ring.py), for
+                  buffers of SMALL_BYTES or more;
                   recursive doubling below (log2 n rounds of latency instead of 2 (n-1)),
                   with the ranks past the largest power of two folded in first and served last
   allgather       ring, blocks of any size per rank
@@ -29,6 +30,9 @@ from tensorweave.collective import shm
 from tensorweave.collective import wire
 from tensorweave.collective.communicator import DataPlane
 from tensorweave.collective.execute import reduction_ufunc
+from tensorweave.collective.ring import (bf16_bits as _bf16, byte_view as _bytes,
+                                         from_bf16_bits as _from_bf16,
+                                         round_bf16 as _round_bf16, ring_allreduce)
 from tensorweave.framework import errors
 
 # Below this many bytes recursive doubling beats the ring: its log2(n) rounds of latency cost
@@ -41,26 +45,6 @@ SHM_BYTES = 256 * 1024
 # Frames up to this size are sent without the sender thread: the kernel's socket buffers
 # (at least net.core.wmem_default, 208 KiB on Linux) take them without waiting for the reader.
 INLINE_SEND_BYTES = 64 * 1024
-
-
-def _bf16(array):
-    """float32 -> bfloat16 bits by truncation (relative error < 2**-7; ~3x cheaper to encode
-    than NumPy's float16 cast)."""
-    return (array.view(np.uint32) >> 16).astype(np.uint16)
-
-
-def _from_bf16(bits):
-    return (bits.astype(np.uint32) << 16).view(np.float32)
-
-
-def _round_bf16(array):
-    """Rounds float32 `array` in place to the values bfloat16 can carry."""
-    bits = array.view(np.uint32)
-    np.bitwise_and(bits, np.uint32(0xFFFF0000), out=bits)
-
-
-def _bytes(array):
-    return memoryview(array.view(np.uint8)) if array.size else memoryview(b"")
 
 
 class TcpMesh(DataPlane):
@@ -197,6 +181,14 @@ class TcpMesh(DataPlane):
             if self._shm_allreduce(parts, out, reduction_ufunc(op), tag):
                 self.last_path = "shm"
                 return out
+        if len(parts) == 1 and self.size > 1 and nbytes >= SMALL_BYTES and \
+                parts[0].flags.c_contiguous:
+            # The ring reads the input where it lies: no 64 MB copy into the result first.
+            self.last_path = "tcp"
+            out = buffers.POOL.empty(parts[0].size, parts[0].dtype)
+            ring_allreduce(self, out, reduction_ufunc(op), _even_counts(out.size, self.size),
+                           tag, compression == "bf16", source=parts[0])
+            return out
         return super().allreduce_parts(parts, op, tag, compression)
 
     def allreduce(self, buf, op, tag, compression=None):
@@ -213,12 +205,9 @@ class TcpMesh(DataPlane):
         if buf.nbytes < SMALL_BYTES:
             self._recursive_doubling(buf, reduction_ufunc(op), tag, bf16)
             return
-        counts = _even_counts(buf.size, self.size)
-        self._ring_reduce_scatter(buf, reduction_ufunc(op), counts, tag, bf16)
-        if bf16:  # every rank must end with the values the wire carries
-            offsets = np.concatenate([[0], np.cumsum(counts)])
-            _round_bf16(buf[offsets[self.rank]:offsets[self.rank + 1]])
-        self._ring_allgather(buf, counts, tag, own=self.rank, bf16=bf16)
+        # Reduce-scatter and all-gather pipelined in chunks (ring.py)
+        ring_allreduce(self, buf, reduction_ufunc(op), _even_counts(buf.size, self.size), tag,
+                       bf16)
 
     def _shm_allreduce(self, parts, out, ufunc, tag):
         """The shared-memory allreduce (shm.py) of `parts` laid end to end, into `out`; False

@@ -1,8 +1,9 @@
 """`tf.RPCOptions` and what a master takes from a client's ConfigProto.
 
 Distributed knobs (all per session, through `ConfigProto(rpc_options=tf.RPCOptions(...))`):
-  tensor_wire_encoding  "float32" (exact, default) | "float16" | "int8": how float tensors
-                        crossing tasks travel (wire.py documents the error each adds);
+  tensor_wire_encoding  "float32" (exact, default) | "float16" | "bfloat16" | "int8": how
+                        float tensors crossing tasks travel (wire.py documents the error
+                        each adds);
   data_planes           which data planes large tensors may take, in order of preference
                         among "shm", "tcp", "grpc"; empty = automatic (shared memory between
                         tasks on one host, else the TCP stream, else gRPC streaming);

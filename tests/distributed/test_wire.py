@@ -76,7 +76,7 @@ def test_a_payload_of_the_wrong_size_is_an_invalid_argument():
 
 
 def test_unknown_encoding_name():
-    with pytest.raises(ValueError, match="'float16' or 'int8'"):
+    with pytest.raises(ValueError, match="'float16', 'bfloat16' or 'int8'"):
         wire.encoding_from_name("bfloat8")
 
 

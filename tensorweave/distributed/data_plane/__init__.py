@@ -29,6 +29,7 @@ the store is empty: one payload of any size always fits); payloads pushed by one
 (PushBulk) at most MAX_HELD_BYTES_PER_PEER of them (unless it holds none), so one client
 cannot take every other's room.
 """
+import functools
 import itertools
 import os
 import random
@@ -41,6 +42,7 @@ from tensorweave.runtime import buffers
 from tensorweave.runtime.host import host_id
 from tensorweave.distributed import wire
 from tensorweave.distributed.data_plane import shared_memory
+from tensorweave.distributed.data_plane import streaming
 from tensorweave.distributed.tcp import client as tcp_client
 from tensorweave.distributed.protos import tensor_wire_pb2
 
@@ -80,13 +82,23 @@ class BulkStore:
                 "shm_token": self.shm.token if self.shm else ""}
 
     def pack(self, value, encoding=wire.RAW, reader=None):
-        """A WireTensor of `value`: inline when small or when the reader takes no plane."""
-        payload = wire.encode(value, encoding)
-        header = payload.header
-        if payload.data is None or payload.nbytes <= INLINE_BYTES or reader is None:
-            if payload.data is not None:
-                header.content = payload.byte_view().tobytes()
+        """A WireTensor of `value`: inline when small or when the reader takes no plane. An
+        encoded tensor for the TCP plane is encoded as it is sent (streaming.py)."""
+        header, source = wire.prepare(value, encoding)
+        if source is None or wire.payload_nbytes(header) <= INLINE_BYTES or reader is None:
+            if source is not None:
+                header.content = wire.encode_prepared(header, source).byte_view().tobytes()
             return header
+        for plane in reader.planes:
+            if plane == "shm" and self.shm is not None and reader.host_id == HOST_ID:
+                break  # one host: no wire to overlap with
+            if plane == "tcp" and self.tcp_port and header.encoding != wire.RAW:
+                stream = streaming.EncodedSource(header, source)
+                header.bulk.CopyFrom(tensor_wire_pb2.BulkRef(
+                    holder=self.holder_address, ticket=self.put(stream), nbytes=len(stream),
+                    plane="tcp", tcp_port=self.tcp_port, chunk_elements=stream.chunk_elements))
+                return header
+        payload = wire.encode_prepared(header, source)
         for plane in reader.planes:
             if plane == "shm" and self.shm is not None and reader.host_id == HOST_ID:
                 try:
@@ -112,7 +124,7 @@ class BulkStore:
             return self._held(peer)
 
     def _held(self, peer=None):
-        return sum(len(view) for view, _, owner in self._entries.values()
+        return sum(_held_nbytes(view) for view, _, owner in self._entries.values()
                    if peer is None or owner == peer)
 
     def check_room(self, nbytes, peer=None):
@@ -144,7 +156,7 @@ class BulkStore:
                        if now - made > EXPIRY_SECONDS]
             for old in expired:
                 del self._entries[old]
-            self._check_room(len(view), peer)
+            self._check_room(_held_nbytes(view), peer)
             self._entries[ticket] = (view, now, peer)
         return ticket
 
@@ -196,6 +208,11 @@ class BulkReader:
             port = holder_port(ref.holder)  # raises for a holder outside the cluster
             if plane == "tcp" and (not port or port != ref.tcp_port):
                 plane = "grpc"  # only the port the holder advertised: else its gRPC address
+        if plane == "tcp" and ref.chunk_elements:
+            host = ref.holder.rsplit(":", 1)[0].strip("[]")
+            info.update(plane="tcp", wire_bytes=ref.nbytes)
+            return streaming.receive(functools.partial(
+                tcp_client.CLIENT.fetch_stream, (host, ref.tcp_port)), wire_tensor, ref), info
         raw = self.buffers.acquire(expected)
         buffer = raw.view(wire.wire_dtype(wire_tensor)).reshape(tuple(wire_tensor.shape))
         out = memoryview(raw) if expected else memoryview(bytearray())
@@ -216,6 +233,11 @@ class BulkReader:
             raise errors.InvalidArgumentError(None, None, f"Unknown data plane {ref.plane!r}")
         info.update(plane=plane, wire_bytes=ref.nbytes)
         return wire.decode(wire_tensor, buffer), info
+
+
+def _held_nbytes(payload):
+    """The memory a held payload keeps: its bytes, or the float tensor of a stream."""
+    return getattr(payload, "held_nbytes", None) or len(payload)
 
 
 def shm_ref(pool, holder_address, reader_id, payload):

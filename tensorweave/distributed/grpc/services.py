@@ -164,6 +164,8 @@ class WorkerServicer:
         except Exception as exc:  # noqa: BLE001
             error = status_lib.error_for_exception(exc)
             context.abort(status_lib.status_code(error), error.message)
+        if hasattr(payload, "encode_all"):  # held to be encoded as the TCP plane sends it
+            payload = payload.encode_all()
         for offset in range(0, len(payload), clients.CHUNK_BYTES):
             yield clients.chunk_bytes(payload[offset:offset + clients.CHUNK_BYTES])
 

@@ -24,25 +24,25 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n0tensorweave/distributed/protos/tensor_wire.proto\x12\x0btensorweave\"@\n\nReaderInfo\x12\x11\n\treader_id\x18\x01 \x01(\t\x12\x0f\n\x07host_id\x18\x02 \x01(\t\x12\x0e\n\x06planes\x18\x03 \x03(\t\"\xbf\x01\n\x07\x42ulkRef\x12\x0e\n\x06holder\x18\x01 \x01(\t\x12\x0e\n\x06ticket\x18\x02 \x01(\x04\x12\x0e\n\x06nbytes\x18\x03 \x01(\x03\x12\r\n\x05plane\x18\x04 \x01(\t\x12\x12\n\nshm_socket\x18\x05 \x01(\t\x12\x16\n\x0eshm_generation\x18\x06 \x01(\x03\x12\x10\n\x08tcp_port\x18\x07 \x01(\x05\x12\x13\n\x0bshm_segment\x18\t \x01(\x04\x12\x1c\n\x14retired_shm_segments\x18\n \x03(\x04J\x04\x08\x08\x10\t\"\xc6\x01\n\nWireTensor\x12\r\n\x05\x64type\x18\x01 \x01(\x05\x12\r\n\x05shape\x18\x02 \x03(\x03\x12+\n\x08\x65ncoding\x18\x03 \x01(\x0e\x32\x19.tensorweave.WireEncoding\x12\r\n\x05scale\x18\x04 \x01(\x01\x12\x0f\n\x07\x63ontent\x18\x05 \x01(\x0c\x12\x12\n\nstring_val\x18\x06 \x03(\x0c\x12\"\n\x04\x62ulk\x18\x07 \x01(\x0b\x32\x14.tensorweave.BulkRef\x12\x15\n\rmax_abs_error\x18\x08 \x01(\x01\"D\n\x0bNamedTensor\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\'\n\x06tensor\x18\x02 \x01(\x0b\x32\x17.tensorweave.WireTensor\"\xa0\x01\n\tNodeStats\x12\x11\n\tnode_name\x18\x01 \x01(\t\x12\x0f\n\x07op_type\x18\x02 \x01(\t\x12\x0e\n\x06\x64\x65vice\x18\x03 \x01(\t\x12\x18\n\x10\x61ll_start_micros\x18\x04 \x01(\x03\x12\x17\n\x0f\x64uration_micros\x18\x05 \x01(\x03\x12\x14\n\x0coutput_bytes\x18\x06 \x01(\x03\x12\x16\n\x0etimeline_label\x18\x07 \x01(\t\"8\n\tBulkChunk\x12\x0e\n\x06ticket\x18\x01 \x01(\x04\x12\r\n\x05total\x18\x02 \x01(\x03\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c*5\n\x0cWireEncoding\x12\x07\n\x03RAW\x10\x00\x12\x0b\n\x07\x46LOAT16\x10\x01\x12\x0f\n\x0bINT8_SCALED\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n0tensorweave/distributed/protos/tensor_wire.proto\x12\x0btensorweave\"@\n\nReaderInfo\x12\x11\n\treader_id\x18\x01 \x01(\t\x12\x0f\n\x07host_id\x18\x02 \x01(\t\x12\x0e\n\x06planes\x18\x03 \x03(\t\"\xd7\x01\n\x07\x42ulkRef\x12\x0e\n\x06holder\x18\x01 \x01(\t\x12\x0e\n\x06ticket\x18\x02 \x01(\x04\x12\x0e\n\x06nbytes\x18\x03 \x01(\x03\x12\r\n\x05plane\x18\x04 \x01(\t\x12\x12\n\nshm_socket\x18\x05 \x01(\t\x12\x16\n\x0eshm_generation\x18\x06 \x01(\x03\x12\x10\n\x08tcp_port\x18\x07 \x01(\x05\x12\x13\n\x0bshm_segment\x18\t \x01(\x04\x12\x1c\n\x14retired_shm_segments\x18\n \x03(\x04\x12\x16\n\x0e\x63hunk_elements\x18\x0b \x01(\rJ\x04\x08\x08\x10\t\"\xc6\x01\n\nWireTensor\x12\r\n\x05\x64type\x18\x01 \x01(\x05\x12\r\n\x05shape\x18\x02 \x03(\x03\x12+\n\x08\x65ncoding\x18\x03 \x01(\x0e\x32\x19.tensorweave.WireEncoding\x12\r\n\x05scale\x18\x04 \x01(\x01\x12\x0f\n\x07\x63ontent\x18\x05 \x01(\x0c\x12\x12\n\nstring_val\x18\x06 \x03(\x0c\x12\"\n\x04\x62ulk\x18\x07 \x01(\x0b\x32\x14.tensorweave.BulkRef\x12\x15\n\rmax_abs_error\x18\x08 \x01(\x01\"D\n\x0bNamedTensor\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\'\n\x06tensor\x18\x02 \x01(\x0b\x32\x17.tensorweave.WireTensor\"\xa0\x01\n\tNodeStats\x12\x11\n\tnode_name\x18\x01 \x01(\t\x12\x0f\n\x07op_type\x18\x02 \x01(\t\x12\x0e\n\x06\x64\x65vice\x18\x03 \x01(\t\x12\x18\n\x10\x61ll_start_micros\x18\x04 \x01(\x03\x12\x17\n\x0f\x64uration_micros\x18\x05 \x01(\x03\x12\x14\n\x0coutput_bytes\x18\x06 \x01(\x03\x12\x16\n\x0etimeline_label\x18\x07 \x01(\t\"8\n\tBulkChunk\x12\x0e\n\x06ticket\x18\x01 \x01(\x04\x12\r\n\x05total\x18\x02 \x01(\x03\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c*C\n\x0cWireEncoding\x12\x07\n\x03RAW\x10\x00\x12\x0b\n\x07\x46LOAT16\x10\x01\x12\x0f\n\x0bINT8_SCALED\x10\x02\x12\x0c\n\x08\x42\x46LOAT16\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tensorweave.distributed.protos.tensor_wire_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_WIREENCODING']._serialized_start=817
-  _globals['_WIREENCODING']._serialized_end=870
+  _globals['_WIREENCODING']._serialized_start=841
+  _globals['_WIREENCODING']._serialized_end=908
   _globals['_READERINFO']._serialized_start=65
   _globals['_READERINFO']._serialized_end=129
   _globals['_BULKREF']._serialized_start=132
-  _globals['_BULKREF']._serialized_end=323
-  _globals['_WIRETENSOR']._serialized_start=326
-  _globals['_WIRETENSOR']._serialized_end=524
-  _globals['_NAMEDTENSOR']._serialized_start=526
-  _globals['_NAMEDTENSOR']._serialized_end=594
-  _globals['_NODESTATS']._serialized_start=597
-  _globals['_NODESTATS']._serialized_end=757
-  _globals['_BULKCHUNK']._serialized_start=759
-  _globals['_BULKCHUNK']._serialized_end=815
+  _globals['_BULKREF']._serialized_end=347
+  _globals['_WIRETENSOR']._serialized_start=350
+  _globals['_WIRETENSOR']._serialized_end=548
+  _globals['_NAMEDTENSOR']._serialized_start=550
+  _globals['_NAMEDTENSOR']._serialized_end=618
+  _globals['_NODESTATS']._serialized_start=621
+  _globals['_NODESTATS']._serialized_end=781
+  _globals['_BULKCHUNK']._serialized_start=783
+  _globals['_BULKCHUNK']._serialized_end=839
 # @@protoc_insertion_point(module_scope)

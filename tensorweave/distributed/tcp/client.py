@@ -17,8 +17,8 @@ from tensorweave.framework import errors
 from tensorweave.distributed import interfaces
 from tensorweave.distributed import security
 from tensorweave.distributed.tcp.framing import (AUTH, FETCH_BULK, HEADER, INDEX, OK, TICKET,
-                                                 recv_bounded, recv_exact, recv_into,
-                                                 status_error, tune)
+                                                 StreamError, recv_bounded, recv_chunks,
+                                                 recv_exact, recv_into, status_error, tune)
 
 _AUTH_SECONDS = 10.0
 _BULK_SECONDS = 60.0
@@ -123,6 +123,24 @@ class TcpClient:
 
     def fetch_bulk(self, endpoint, ticket, out):
         """Receives payload `ticket` from `endpoint` into `out` (a writable byte view)."""
+        self._fetch(endpoint, ticket, len(out), lambda conn: recv_into(conn, out))
+
+    def fetch_stream(self, endpoint, ticket, nbytes, chunk_bytes, on_chunk):
+        """Receives the streamed payload `ticket` (`nbytes` in chunks of `chunk_bytes`) from
+        `endpoint`, calling on_chunk(index, byte view) as each chunk lands. A chunk out of
+        order, of the wrong size, or that on_chunk cannot decode closes the connection with
+        DataLossError."""
+        def receive(conn):
+            try:
+                recv_chunks(conn, nbytes, chunk_bytes, on_chunk)
+            except StreamError as exc:
+                conn.close()
+                raise errors.DataLossError(None, None, f"TCP data plane to {endpoint[0]}:"
+                                           f"{endpoint[1]}: {exc}; connection closed") from None
+        self._fetch(endpoint, ticket, nbytes, receive)
+
+    def _fetch(self, endpoint, ticket, nbytes, receive):
+        """Asks `endpoint` for payload `ticket` of `nbytes` and has receive(conn) read it."""
         conn = self.acquire(endpoint)
         try:
             conn.settimeout(_BULK_SECONDS)  # a holder that stops sending fails the pull
@@ -132,9 +150,9 @@ class TcpClient:
                 conn.settimeout(None)
                 self.release(endpoint, conn)
                 raise status_error(status, "", f"{endpoint[0]}:{endpoint[1]}")
-            if length != len(out):
-                raise ConnectionError(f"payload of {length} bytes, expected {len(out)}")
-            recv_into(conn, out)
+            if length != nbytes:
+                raise ConnectionError(f"payload of {length} bytes, expected {nbytes}")
+            receive(conn)
             conn.settimeout(None)
         except (OSError, ConnectionError) as exc:
             conn.close()

@@ -1,7 +1,9 @@
 """Framing of the TCP transport: one call per connection at a time. A request is
 `<length u64><method u8>` and the body; an answer `<length u64><status u8>` and the body (the
 response, or the error message when the status is an error code); a streamed answer adds a
-`<index u32>` after the header; FETCH_BULK answers with the payload's raw bytes.
+`<index u32>` after the header; FETCH_BULK answers with the payload's raw bytes, or, for a
+payload encoded as it is sent (data_plane/streaming.py), with chunks each framed
+`<index u32><nbytes u32>` (CHUNK), whose sizes the reader checks against what it expects.
 
 A connection to a server that has a job token starts with an AUTH request whose body is the
 token; the server reads nothing else before it and answers OK, or UNAUTHENTICATED and closes.
@@ -20,6 +22,7 @@ AUTH = 6
 MAX_TOKEN_BYTES = 1024
 OK, MISSING = 0, 255
 TICKET = struct.Struct("<Q")
+CHUNK = struct.Struct("<II")
 _CHUNK = 8 << 20
 _GROW = 1 << 20
 _BUFFER_BYTES = 4 << 20
@@ -75,6 +78,36 @@ def recv_into(sock, out):
         received += count
 
 
+
+class StreamError(Exception):
+    """A streamed payload broke its framing, or a chunk of it did not decode: the connection
+    it came on is closed."""
+
+
+def send_chunks(sock, chunks):
+    """Sends the byte views `chunks` yields, each behind its CHUNK header."""
+    for index, chunk in enumerate(chunks):
+        sock.sendall(CHUNK.pack(index, len(chunk)))
+        sock.sendall(chunk)
+
+
+def recv_chunks(sock, nbytes, chunk_bytes, on_chunk):
+    """Receives a streamed payload of `nbytes` in chunks of `chunk_bytes` (the last one
+    shorter), calling on_chunk(index, byte view) for each as it lands: the view is valid until
+    the call returns. Raises StreamError for a header naming another index or size."""
+    buffer = memoryview(bytearray(min(chunk_bytes, nbytes)))
+    for index in range(-(-nbytes // chunk_bytes)):
+        expected = min(chunk_bytes, nbytes - index * chunk_bytes)
+        got_index, got_bytes = CHUNK.unpack(recv_exact(sock, CHUNK.size))
+        if got_index != index or got_bytes != expected:
+            raise StreamError(f"a chunk header says chunk {got_index} of {got_bytes} bytes "
+                              f"where chunk {index} of {expected} bytes was due")
+        recv_into(sock, buffer[:expected])
+        try:
+            on_chunk(index, buffer[:expected])
+        except Exception as exc:  # noqa: BLE001 - any decode failure ends this stream
+            raise StreamError(f"chunk {index} did not decode: {type(exc).__name__}: "
+                              f"{exc}") from None
 
 
 def status_error(status, message, peer):

@@ -28,7 +28,7 @@ from tensorweave.framework import errors
 from tensorweave.distributed import security
 from tensorweave.distributed.tcp.framing import (AUTH, FETCH_BULK, HEADER, INDEX, MAX_TOKEN_BYTES,
                                                  MISSING, OK, TICKET, recv_bounded, recv_exact,
-                                                 tune)
+                                                 send_chunks, tune)
 
 _log = logging.getLogger("tensorweave.distributed")
 AUTH_SECONDS = 10.0
@@ -337,6 +337,9 @@ class TcpServer:
             payload = self._take(TICKET.unpack(body)[0]) if length == 8 else None
             if payload is None:
                 conn.sendall(HEADER.pack(0, MISSING))
+            elif hasattr(payload, "chunks"):  # encoded as it is sent (data_plane/streaming.py)
+                conn.sendall(HEADER.pack(len(payload), OK))
+                send_chunks(conn, payload.chunks())
             else:
                 conn.sendall(HEADER.pack(len(payload), OK))
                 conn.sendall(payload)
