@@ -11,6 +11,7 @@ from tests.layers import rnn_reference as ref
 rnn_cell = tf.nn.rnn_cell
 RNG = np.random.default_rng(2024)
 BATCH, TIME, DEPTH, UNITS = 3, 5, 4, 6
+COVERED_OP_TYPES = {"_BlockGRU", "_BlockGRUGrad"}
 
 
 def _randomise(session):
