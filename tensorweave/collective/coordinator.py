@@ -19,6 +19,10 @@ What the coordinator checks, so that a collective fails instead of hanging:
 Fusion: allreduces that become ready within `cycle_seconds` of each other, with the same dtype
 and reduction, are handed out as one response of up to `fusion_bytes` bytes; the ranks pack
 them into one buffer and reduce it once.
+
+Process sets (process_sets.py): a request naming ranks is negotiated among those ranks only
+(every check above holds inside the set), fused only with collectives of the same set, and
+handed out to its members only, in the same global order as everything else.
 """
 import queue
 import socket
@@ -34,10 +38,11 @@ _ERRORED_MEMORY_SECONDS = 60.0
 
 
 class _Entry:
-    __slots__ = ("name", "first_seen", "requests", "signature", "ready")
+    __slots__ = ("name", "first_seen", "requests", "signature", "ready", "members")
 
-    def __init__(self, name):
+    def __init__(self, name, members):
         self.name = name
+        self.members = members      # the global ranks that run it
         self.first_seen = time.monotonic()
         self.requests = {}  # rank -> request
         self.signature = None
@@ -54,6 +59,7 @@ class Coordinator:
         self.start_timeout = start_timeout
         self.abandon = abandon
         self.size = size
+        self._everyone = tuple(range(size))
         self.token = token
         self.fusion_bytes = fusion_bytes
         self.cycle_seconds = cycle_seconds
@@ -260,9 +266,15 @@ class Coordinator:
             self._send(rank, {"t": "err", "names": [name], "code": errored[0],
                               "msg": errored[1]})
             return
+        members = requests.members_of(request, self._everyone)
+        if members is None or rank not in members:
+            self._send(rank, {"t": "err", "names": [name], "code": errors.INVALID_ARGUMENT,
+                              "msg": f"Collective '{name}': rank {rank} is not in its process "
+                                     f"set {request.get('ranks')!r}"})
+            return
         entry = self._pending.get(name)
         if entry is None:
-            entry = self._pending[name] = _Entry(name)
+            entry = self._pending[name] = _Entry(name, members)
         if rank in entry.requests:
             self._fail([name], errors.INVALID_ARGUMENT, f"Rank {rank} submitted collective "
                        f"'{name}' twice before it completed")
@@ -277,7 +289,7 @@ class Coordinator:
                       f"{requests.summary(first_rank, first)}"
         else:
             check = requests.PROBLEMS.get(request["kind"], requests.no_problem)
-            problem = check(request, self.size)
+            problem = check(request, entry.members)
             if problem:
                 problem = f"{requests.summary(rank, request)}: {problem}"
         if problem:
@@ -286,10 +298,10 @@ class Coordinator:
         self._check_ready(entry)
 
     def _check_ready(self, entry):
-        if entry.ready or (len(entry.requests) < self.size and not self._joined and
+        if entry.ready or (len(entry.requests) < len(entry.members) and not self._joined and
                            not self._gone):
             return  # the common case, decided without building sets
-        waiting_for = set(range(self.size)) - set(entry.requests) - set(self._joined)
+        waiting_for = set(entry.members) - set(entry.requests) - set(self._joined)
         if waiting_for & self._gone:
             self._fail([entry.name], errors.UNAVAILABLE, f"Collective '{entry.name}' cannot "
                        f"complete: ranks {sorted(waiting_for & self._gone)} have shut down "
@@ -318,8 +330,8 @@ class Coordinator:
                     self._ready_since = None
             submitted = set(entry.requests) if entry else set()
             told |= submitted
-            self._errored[name] = (code, message, set(range(self.size)) - submitted,
-                                   time.monotonic())
+            members = entry.members if entry else self._everyone
+            self._errored[name] = (code, message, set(members) - submitted, time.monotonic())
         for rank in sorted(told):
             self._send(rank, {"t": "err", "names": list(names), "code": code, "msg": message})
 
@@ -330,8 +342,9 @@ class Coordinator:
             meta = dict(next(iter(entry.requests.values())))
             nbytes = requests.nbytes(meta)
             fusable = group and meta["kind"] == "allreduce" and \
-                (group[0]["dtype"], group[0]["op"], group[0].get("comp")) == \
-                (meta["dtype"], meta["op"], meta.get("comp")) and \
+                (group[0]["dtype"], group[0]["op"], group[0].get("comp"),
+                 group[0].get("ranks")) == \
+                (meta["dtype"], meta["op"], meta.get("comp"), meta.get("ranks")) and \
                 group_bytes + nbytes <= self.fusion_bytes
             if group and not fusable:
                 responses.append(self._response(group))
@@ -345,7 +358,13 @@ class Coordinator:
         if group:
             responses.append(self._response(group))
         self._ready, self._ready_since = [], None
-        self._broadcast({"t": "run", "list": responses})
+        if not any("ranks" in response for response in responses):
+            self._broadcast({"t": "run", "list": responses})
+            return
+        for rank in range(self.size):  # each rank gets the responses of its sets
+            mine = [r for r in responses if "ranks" not in r or rank in r["ranks"]]
+            if mine:
+                self._send(rank, {"t": "run", "list": mine})
 
     def _response(self, group):
         first = group[0]
@@ -355,11 +374,17 @@ class Coordinator:
                     "op": first.get("op"), "root": first.get("root"),
                     "comp": first.get("comp"), "joined": list(self._joined)}
         submitted = first["requests"]
+        members = first.get("ranks") or self._everyone  # ranks in the set's order
         if first["kind"] in ("allgather", "reduce_scatter"):
             response["rows"] = [requests.rows_of(first["kind"], submitted.get(r), first,
-                                                 self.size, r) for r in range(self.size)]
+                                                 len(members), index)
+                                for index, r in enumerate(members)]
         if first["kind"] == "alltoall":
-            response["splits"] = [submitted[r]["splits"] for r in range(self.size)]
+            response["splits"] = [submitted[r]["splits"] for r in members]
+        if "ranks" in first:  # the data plane counts ranks within the set
+            response["ranks"] = first["ranks"]
+            if first.get("root") is not None:
+                response["root"] = first["ranks"].index(first["root"])
         return response
 
     def _check_stalls(self, now):
@@ -371,7 +396,7 @@ class Coordinator:
         for name, entry in self._pending.items():
             if now - entry.first_seen < self.stall_seconds:
                 continue
-            missing = set(range(self.size)) - set(entry.requests) - set(self._joined)
+            missing = set(entry.members) - set(entry.requests) - set(self._joined)
             if missing:
                 stalled[name] = (entry, missing)
         for name, (entry, missing) in stalled.items():
