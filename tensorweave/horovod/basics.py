@@ -5,19 +5,27 @@ in Horovod; without it the backend is MPI when mpirun started the process and mp
 installed, else the native one (the ranks from `tensorweave run`'s environment).
 """
 from tensorweave import collective
+from tensorweave.collective import mpi_plane
 from tensorweave.framework import errors
+from tensorweave.horovod import process_sets as sets_lib
 
-# Horovod's reduction constants (horovod.tensorflow.Average, Sum, Min, Max, Product).
-Average, Sum, Min, Max, Product = 0, 1, 3, 4, 5
+# Horovod's reduction constants (horovod.tensorflow.Average, Sum, Adasum, Min, Max, Product).
+Average, Sum, Adasum, Min, Max, Product = 0, 1, 2, 3, 4, 5
 REDUCTION_NAMES = {Average: "mean", Sum: "sum", Min: "min", Max: "max", Product: "product"}
 
 
-def init(comm=None):
-    """Joins the job (idempotent)."""
+def init(comm=None, process_sets=None):
+    """Joins the job (idempotent) and registers `process_sets` (a list of hvd.ProcessSet or of
+    rank lists, or "dynamic" to allow hvd.add_process_set later; process_sets.py)."""
     if isinstance(comm, (list, tuple)):
-        raise errors.UnimplementedError(None, None, "hvd.init(comm=[ranks]): sub-groups of "
-                                        "ranks are not supported; pass an mpi4py communicator")
-    collective.init(comm=comm)
+        raise errors.UnimplementedError(None, None, "hvd.init(comm=[ranks]): give the ranks "
+                                        "as hvd.init(process_sets=[hvd.ProcessSet(ranks)]) "
+                                        "or pass an mpi4py communicator")
+    current = collective.init(comm=comm)  # the current communicator if already initialized
+    mpi_comm = None
+    if current.backend == "mpi":
+        mpi_comm = comm if comm is not None else mpi_plane.world()
+    sets_lib.setup(process_sets, mpi_comm)
 
 
 def shutdown():
@@ -72,3 +80,33 @@ def mpi_threads_supported():
     what mpi4py requests)."""
     _comm()
     return True
+
+
+# What this build has, answered truthfully: tensorweave runs on CPUs (NumPy), over its own
+# TCP/shared-memory backend or MPI (mpi4py); it has no NCCL, Gloo, oneCCL, DDL, CUDA or ROCm.
+def nccl_built():
+    return False
+
+
+def gloo_built():
+    return False
+
+
+def gloo_enabled():
+    return False
+
+
+def ccl_built():
+    return False
+
+
+def ddl_built():
+    return False
+
+
+def cuda_built():
+    return False
+
+
+def rocm_built():
+    return False
