@@ -12,6 +12,7 @@ scale_local_gradients, as Horovod does, so local and reduced gradients keep one 
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.indexed_slices import IndexedSlices
+from tensorweave.horovod import adasum_optimizer
 from tensorweave.horovod import basics
 from tensorweave.horovod.aggregation import LocalAggregation
 from tensorweave.horovod.compression import Compression
@@ -23,6 +24,12 @@ from tensorweave.train.session_run_hook import SessionRunHook
 
 class DistributedOptimizer(WrappingOptimizer):
     """An optimizer that averages gradients across ranks before applying them."""
+
+    def __new__(cls, optimizer, *args, **kwargs):
+        """op=hvd.Adasum (by keyword) gives Horovod's delta optimizer (adasum_optimizer.py)."""
+        if kwargs.get("op") == basics.Adasum:
+            return adasum_optimizer.build(optimizer, *args, **kwargs)
+        return super().__new__(cls)
 
     def __init__(self, optimizer, name=None, use_locking=False, device_dense="",
                  device_sparse="", compression=Compression.none, sparse_as_dense=False,

@@ -2,8 +2,9 @@
 127.0.0.1 against closed-form answers (scripts/process_set_checks.py) — sets {0,2} and {1,3}
 running the same graph at once next to a job-wide allreduce, every collective inside a set,
 a set of one, DistributedOptimizer and broadcast_variables in a set, a non-member's error, a
-shape mismatch inside a set, dynamic add/remove on 3 ranks, Adasum, the mpi backend with a set
-from COMM_WORLD.Split — and, in this process, the build-time checks and Adasum's formula."""
+shape mismatch inside a set, dynamic add/remove on 3 ranks, Adasum and the Adasum
+DistributedOptimizer, the mpi backend with a set from COMM_WORLD.Split — and, in this process,
+the build-time checks and Adasum's formula."""
 import numpy as np
 import pytest
 
@@ -63,9 +64,10 @@ def test_a_shape_mismatch_inside_a_set_fails_its_members_at_once_and_only_them(s
         assert found[rank]["mismatch"] is None
 
 
-def test_dynamic_sets_are_added_and_removed_by_every_rank_alike_on_3_ranks():
+def test_dynamic_sets_adasum_and_the_adasum_optimizer_on_3_ranks():
     found = _passed(run_native(3, "process_set_checks.py", "dynamic", timeout=60,
-                               env={"HOROVOD_DYNAMIC_PROCESS_SETS": "1"}), 3, ["dynamic"])
+                               env={"HOROVOD_DYNAMIC_PROCESS_SETS": "1"}), 3,
+                    ["dynamic", "adasum_optimizer"])
     for rank, record in found.items():
         assert record["pair"] == [1, {0: 0, 1: -1, 2: 1}[rank], rank != 1]
         assert record.get("pair_sum") == (None if rank == 1 else [4.0])
@@ -155,6 +157,9 @@ def test_a_one_rank_job_runs_its_sets_and_answers_its_build(one_rank_job):
         hvd.ProcessSet(["0"])
     with pytest.raises(ValueError, match="not registered"):
         hvd.allreduce(tf.constant([1.0]), process_set=hvd.ProcessSet([0]))
+    with pytest.raises(NotImplementedError, match="process sets"):
+        hvd.DistributedOptimizer(tf.train.GradientDescentOptimizer(1.0), op=hvd.Adasum,
+                                 process_set=only)
     assert not any([hvd.nccl_built(), hvd.gloo_built(), hvd.ccl_built(), hvd.cuda_built(),
                     hvd.rocm_built(), hvd.ddl_built()])
     assert hvd.mpi_built() == collective.mpi_available()

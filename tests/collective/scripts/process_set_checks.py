@@ -175,6 +175,28 @@ def static(record):
     mismatch_in_set(rank, this_set, record)
 
 
+def adasum_optimizer(rank, record):
+    """DistributedOptimizer(op=hvd.Adasum), 2 backward passes per step: after the first step
+    each rank holds its own update, after the second every rank holds the Adasum of the
+    ranks' two-step deltas."""
+    data = [np.array([1.0, -2.0]) * (r + 1) + np.array([0.0, 3.0]) * (r == 1) for r in range(3)]
+    with tf.Graph().as_default():
+        w = tf.Variable([0.0, 0.0], dtype=tf.float64, name="w")
+        loss = tf.reduce_sum(w * tf.constant(data[rank]))
+        optimizer = hvd.DistributedOptimizer(tf.train.GradientDescentOptimizer(1.0),
+                                             op=hvd.Adasum, backward_passes_per_step=2)
+        train = optimizer.minimize(loss)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train)
+            first = sess.run(w)
+            sess.run(train)
+            second = sess.run(w)
+    close(first, -data[rank])
+    close(second, adasum_reference([-2 * d for d in data]), 1e-9)
+    record["checks"].append("adasum_optimizer")
+
+
 def dynamic(record):
     hvd.init()
     rank = hvd.rank()
@@ -198,6 +220,7 @@ def dynamic(record):
                                           op=hvd.Adasum))
     assert combined.dtype == np.float32
     close(combined, adasum_reference(vectors), 1e-5)
+    adasum_optimizer(rank, record)
     record["checks"].append("dynamic")
 
 
