@@ -88,3 +88,33 @@ def grouped_reducescatter(tensors, device_dense="", compression=Compression.none
         return [reducescatter(tensor, compression=compression, op=op, process_set=process_set,
                               prescale_factor=prescale_factor,
                               postscale_factor=postscale_factor) for tensor in tensors]
+
+
+def check_groups(groups):
+    """DistributedOptimizer's `groups`: None, a positive count, or a list of variable lists."""
+    if groups is None or isinstance(groups, list):
+        return groups
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+        raise ValueError(f"DistributedOptimizer: groups must be a positive integer or a list of "
+                         f"lists of variables, got {groups!r}")
+    return groups
+
+
+def partition(variables, groups):
+    """Index lists into `variables` whose gradients are reduced together: `groups` as a count
+    splits them in order into that many nearly equal runs (the first ones one longer); as
+    lists of variables, each list's gradients go together and every other one alone."""
+    if isinstance(groups, int):
+        count = min(groups, len(variables))
+        size, extra = divmod(len(variables), count)
+        bounds = [i * size + min(i, extra) for i in range(count + 1)]
+        return [list(range(bounds[i], bounds[i + 1])) for i in range(count)]
+    position = {id(var): index for index, var in enumerate(variables)}
+    taken, result = set(), []
+    for group in groups:
+        indices = [position[id(var)] for var in group
+                   if id(var) in position and position[id(var)] not in taken]
+        taken.update(indices)
+        if indices:
+            result.append(indices)
+    return result + [[i] for i in range(len(variables)) if i not in taken]

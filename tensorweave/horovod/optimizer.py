@@ -14,6 +14,7 @@ from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.horovod import adasum_optimizer
 from tensorweave.horovod import basics
+from tensorweave.horovod import grouped_ops
 from tensorweave.horovod.aggregation import LocalAggregation
 from tensorweave.horovod.compression import Compression
 from tensorweave.horovod.mpi_ops import allreduce, broadcast_global_variables
@@ -35,9 +36,12 @@ class DistributedOptimizer(WrappingOptimizer):
                  device_sparse="", compression=Compression.none, sparse_as_dense=False,
                  backward_passes_per_step=1, op=basics.Average,
                  gradient_predivide_factor=1.0, average_aggregated_gradients=False,
-                 process_set=global_process_set, scale_local_gradients=True):
+                 num_groups=0, groups=None, process_set=global_process_set,
+                 scale_local_gradients=True):
         if gradient_predivide_factor != 1.0 and op != basics.Average:
             raise ValueError("gradient_predivide_factor needs op=hvd.Average")
+        self._groups = grouped_ops.check_groups(groups if groups is not None else
+                                                (num_groups or None))
         self._process_set = process_set
         self._local_vars = set()
         self._scale_local = scale_local_gradients
@@ -64,7 +68,7 @@ class DistributedOptimizer(WrappingOptimizer):
             return self._aggregation.compute_gradients(grads_and_vars)
         if self._process_set.size() == 1:
             return grads_and_vars
-        reduced = []
+        reduced, shared = [], []
         with graph_lib.name_scope(f"{self._name}_Allreduce"):
             for grad, var in grads_and_vars:
                 if grad is not None and id(var) in self._local_vars:
@@ -72,8 +76,18 @@ class DistributedOptimizer(WrappingOptimizer):
                 elif grad is not None:
                     if self._sparse_as_dense and isinstance(grad, IndexedSlices):
                         grad = convert_to_tensor(grad)
-                    grad = self._reduce(grad)
+                    if self._groups is None:
+                        grad = self._reduce(grad)
+                    else:
+                        shared.append(len(reduced))
                 reduced.append((grad, var))
+            if shared:  # explicit groups: each reduced together (grouped_ops.py)
+                for indices in grouped_ops.partition([reduced[i][1] for i in shared],
+                                                     self._groups):
+                    members = [shared[i] for i in indices]
+                    for index, grad in zip(members, self._reduce_group(
+                            [reduced[i][0] for i in members])):
+                        reduced[index] = (grad, reduced[index][1])
         return reduced
 
     def register_local_var(self, var):
@@ -91,6 +105,17 @@ class DistributedOptimizer(WrappingOptimizer):
 
     def _reduce_one(self, grad):
         return grad if self._process_set.size() == 1 else self._reduce(grad)
+
+    def _reduce_group(self, grads):
+        if self._predivide == 1.0:
+            return grouped_ops.grouped_allreduce(grads, op=self._op,
+                                                 compression=self._compression,
+                                                 process_set=self._process_set)
+        return grouped_ops.grouped_allreduce(
+            grads, op=basics.Sum, compression=self._compression,
+            prescale_factor=1.0 / self._predivide,
+            postscale_factor=self._predivide / self._process_set.size(),
+            process_set=self._process_set)
 
     def _reduce(self, grad):
         if self._predivide == 1.0:

@@ -34,7 +34,8 @@ def static_run():
 
 
 def test_two_sets_of_4_ranks_run_every_collective_at_once_against_closed_forms(static_run):
-    found = _passed(static_run, 4, ["set_collectives", "optimizer", "independence"])
+    found = _passed(static_run, 4, ["set_collectives", "optimizer", "grouped_optimizer",
+                                    "independence"])
     assert "alone" in found[3]["checks"]  # the set of one
     for rank, record in found.items():
         assert record["ids"] == [1, 2, 3]

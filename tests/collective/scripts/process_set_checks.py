@@ -120,6 +120,29 @@ def optimizer_in_set(rank, this_set, set_ranks, record):
     record["checks"].append("optimizer")
 
 
+def grouped_optimizer(rank, record):
+    """DistributedOptimizer(groups=[[w, b]]) over the job: w and b reduced as one collective,
+    c alone; the step uses the average gradient of every variable."""
+    with tf.Graph().as_default() as graph:
+        w, b, c = tf.Variable([0.0, 0.0]), tf.Variable(0.0), tf.Variable([0.0])
+        scale = float(rank + 1)
+        loss = tf.reduce_sum(w * tf.constant([1.0, -2.0]) * scale) + b * scale + \
+            tf.reduce_sum(c) * scale
+        train = hvd.DistributedOptimizer(tf.train.GradientDescentOptimizer(1.0),
+                                         groups=[[w, b]]).minimize(loss)
+        reductions = [op for op in graph.get_operations() if op.type == "CollectiveAllReduce"]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train)
+            got = sess.run([w, b, c])
+    mean = np.mean(np.arange(hvd.size()) + 1.0)
+    assert len(reductions) == 2, [op.name for op in reductions]
+    close(got[0], -np.array([1.0, -2.0]) * mean)
+    close(got[1], -mean)
+    close(got[2], [-mean])
+    record["checks"].append("grouped_optimizer")
+
+
 def independence(rank, this_set, record):
     """Ranks 1 and 3 are late by 1.5 s; set {0, 2}'s allreduce does not wait for them."""
     if rank % 2:
@@ -157,6 +180,7 @@ def static(record):
                   global_set=[hvd.global_process_set.size(), hvd.global_process_set.rank()])
     set_collectives(rank, this_set, set_ranks, record)
     optimizer_in_set(rank, this_set, set_ranks, record)
+    grouped_optimizer(rank, record)
     if rank == 3:  # a set of one: every collective returns this rank's own value
         with tf.Graph().as_default(), tf.Session() as sess:
             alone_value = sess.run(hvd.allreduce(tf.constant([5.0, 7.0]), process_set=alone))
