@@ -238,8 +238,9 @@ class Coordinator:
             if len(self._gone) == self.size:
                 return False
             for name, entry in list(self._pending.items()):
-                self._fail([name], errors.UNAVAILABLE, f"Collective '{name}' cannot complete:"
-                           f" rank {rank} has shut down its communicator")
+                if rank in entry.members:  # other sets' collectives go on without it
+                    self._fail([name], errors.UNAVAILABLE, f"Collective '{name}' cannot "
+                               f"complete: rank {rank} has shut down its communicator")
         elif kind == "broken":
             self._close_all(f"{message.get('msg')} (seen by rank {rank})")
             return False

@@ -65,6 +65,14 @@ def test_a_shape_mismatch_inside_a_set_fails_its_members_at_once_and_only_them(s
         assert found[rank]["mismatch"] is None
 
 
+def test_ranks_leaving_the_job_do_not_fail_the_collectives_of_sets_without_them(static_run):
+    found = results(static_run)
+    for rank in (0, 2):
+        assert found[rank]["after_leave"] == [2]
+        kind, message = found[rank]["job_after_leave"]
+        assert kind == "UnavailableError" and "shut down" in message, message
+
+
 def test_dynamic_sets_adasum_and_the_adasum_optimizer_on_3_ranks():
     found = _passed(run_native(3, "process_set_checks.py", "dynamic", timeout=60,
                                env={"HOROVOD_DYNAMIC_PROCESS_SETS": "1"}), 3,

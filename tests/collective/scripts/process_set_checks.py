@@ -168,6 +168,22 @@ def mismatch_in_set(rank, this_set, record):
     assert np.array_equal(after, [2.0, 2.0])
 
 
+def leaving(rank, record):
+    """Ranks 1 and 3 shut down while set {0, 2} has a collective pending: it completes (only
+    the job-wide collectives need them), and the next job-wide one fails naming them."""
+    comm = collective.communicator()
+    comm.barrier()
+    if rank % 2:
+        record["rank"] = rank
+        hvd.shutdown()
+        return
+    if rank == 2:
+        time.sleep(1.0)  # rank 0's request waits while the others leave
+    record["after_leave"] = comm.allreduce(np.array([rank]), process_set=[0, 2],
+                                           name="after_leave").tolist()
+    record["job_after_leave"] = error_of(lambda: comm.allreduce(np.ones(1), name="job"))
+
+
 def static(record):
     even, odd, alone = hvd.ProcessSet([0, 2]), hvd.ProcessSet([3, 1]), hvd.ProcessSet([3])
     hvd.init(process_sets=[even, odd, alone])
@@ -197,6 +213,7 @@ def static(record):
     record["not_dynamic"] = error_of(lambda: hvd.add_process_set([0, 1]))
     independence(rank, this_set, record)
     mismatch_in_set(rank, this_set, record)
+    leaving(rank, record)
 
 
 def adasum_optimizer(rank, record):
@@ -280,7 +297,7 @@ def main():
     try:
         {"static": static, "dynamic": dynamic, "mpi": mpi_run}[mode](record)
     finally:
-        record["rank"] = hvd.rank() if hvd.is_initialized() else -1
+        record.setdefault("rank", hvd.rank() if hvd.is_initialized() else -1)
         print("RESULT " + json.dumps(record), flush=True)
         hvd.shutdown()
 
