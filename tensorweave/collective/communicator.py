@@ -11,7 +11,8 @@
     comm.barrier(), comm.join()
 
 Every call takes `process_set=` (a sequence of global ranks; process_sets.py): the collective
-then runs among those ranks only, which alone call it.
+then runs among those ranks only, which alone call it; `submit` also takes `group=(key, size)`,
+a TF group whose members are the first ranks to use it (groups.py).
 
 Each call is also available as `submit(kind, array, name, ...)` returning a Future, which is
 what the graph kernels use (they never hold a thread while peers catch up). Calls are named
@@ -107,7 +108,7 @@ class Communicator:
     """One rank's communicator (see the module docstring). Built by collective.init()."""
 
     def __init__(self, backend, topology, control, plane, coordinator=None, group_planes=None):
-        """`group_planes`: process_sets.GroupPlanes of `plane`, for collectives of process
+        """`group_planes`: group_planes.GroupPlanes of `plane`, for collectives of process
         sets (None: only the job's own collectives)."""
         self.backend = backend
         self._group_planes = group_planes
@@ -189,24 +190,24 @@ class Communicator:
 
     # --- submission -------------------------------------------------------------------------
     def submit(self, kind, array, name=None, op=None, root=None, rows=None, splits=None,
-               compression=None, process_set=None):
+               compression=None, process_set=None, group=None):
         """Starts a collective; returns a Future of its result (an ndarray). `compression`
         "bf16" (float32 allreduce only) sends bfloat16 through TCP (truncation: each value
         sent loses less than 2**-7 of its magnitude); shared memory stays exact.
-        `process_set`: the global ranks to run it among (this rank must be one); `root` is a
-        global rank."""
+        `process_set`: the global ranks to run it among (this rank must be one); `group`:
+        (key, size) of a TF group instead; `root` is a global rank."""
         array = np.asarray(array)
         if not array.flags.c_contiguous:  # (np.ascontiguousarray would make a scalar 1-D)
             array = array.copy(order="C")
-        members = None
-        if process_set is not None:
-            members = process_sets.members_of(process_set, self.size, self.rank,
-                                              f"{kind} '{name or kind}'")
-        counter = kind if members is None else (kind, members)
+        scope = None  # among every rank
+        if process_set is not None or group is not None:
+            scope = process_sets.scope_of(process_set, group, self.size, self.rank,
+                                          f"{kind} '{name or kind}'")
+        counter = kind if scope is None else (kind, scope.suffix)
         if name is None:
             name = f"{kind}.{next(self._counters.setdefault(counter, itertools.count()))}"
-        if members is not None:
-            name = process_sets.qualified_name(name, members)
+        if scope is not None:
+            name += scope.suffix
         meta = {"name": name, "kind": kind, "dtype": array.dtype.name,
                 "shape": list(array.shape)}
         if kind in ("allreduce", "reduce_scatter"):
@@ -221,8 +222,8 @@ class Communicator:
                                                   f"{compression!r} is for float32 allreduces "
                                                   "only ('bf16')")
             meta["comp"] = compression
-        if members is not None:
-            meta["ranks"] = list(members)
+        if scope is not None:
+            meta.update(scope.fields)
         if kind == "broadcast":
             meta["root"] = int(root)
         if kind == "reduce_scatter" and rows is not None:
@@ -231,7 +232,7 @@ class Communicator:
             if not array.ndim:
                 raise errors.InvalidArgumentError(None, None, f"alltoall '{name}' needs a "
                                                   "tensor of at least one dimension")
-            ranks = self.size if members is None else len(members)
+            ranks = self.size if scope is None else scope.size
             if splits is None:
                 if array.shape[0] % ranks:
                     raise errors.InvalidArgumentError(

@@ -22,13 +22,16 @@ them into one buffer and reduce it once.
 
 Process sets (process_sets.py): a request naming ranks is negotiated among those ranks only
 (every check above holds inside the set), fused only with collectives of the same set, and
-handed out to its members only, in the same global order as everything else.
+handed out to its members only, in the same global order as everything else. A request that
+names a TF group (key and size, no ranks; groups.py) waits until the group is complete, then
+runs as the process set of its members.
 """
 import queue
 import socket
 import threading
 import time
 
+from tensorweave.collective import groups
 from tensorweave.collective import requests
 from tensorweave.collective import wire
 from tensorweave.framework import errors
@@ -60,6 +63,7 @@ class Coordinator:
         self.abandon = abandon
         self.size = size
         self._everyone = tuple(range(size))
+        self._groups = groups.GroupTable(size)
         self.token = token
         self.fusion_bytes = fusion_bytes
         self.cycle_seconds = cycle_seconds
@@ -238,7 +242,7 @@ class Coordinator:
             if len(self._gone) == self.size:
                 return False
             for name, entry in list(self._pending.items()):
-                if rank in entry.members:  # other sets' collectives go on without it
+                if entry.members is None or rank in entry.members:  # others go on
                     self._fail([name], errors.UNAVAILABLE, f"Collective '{name}' cannot "
                                f"complete: rank {rank} has shut down its communicator")
         elif kind == "broken":
@@ -267,11 +271,15 @@ class Coordinator:
             self._send(rank, {"t": "err", "names": [name], "code": errored[0],
                               "msg": errored[1]})
             return
-        members = requests.members_of(request, self._everyone)
-        if members is None or rank not in members:
+        if "group" in request:  # a TF group: its members may not be known yet
+            members, refused = self._groups.join(request["group"], rank)
+        else:
+            members = requests.members_of(request, self._everyone)
+            refused = None if members is not None and rank in members else \
+                f"rank {rank} is not in its process set {request.get('ranks')!r}"
+        if refused:
             self._send(rank, {"t": "err", "names": [name], "code": errors.INVALID_ARGUMENT,
-                              "msg": f"Collective '{name}': rank {rank} is not in its process "
-                                     f"set {request.get('ranks')!r}"})
+                              "msg": f"Collective '{name}': {refused}"})
             return
         entry = self._pending.get(name)
         if entry is None:
@@ -288,19 +296,40 @@ class Coordinator:
         if first is not None and entry.signature != requests.signature(request):
             problem = f"{requests.summary(rank, request)}, but " \
                       f"{requests.summary(first_rank, first)}"
-        else:
-            check = requests.PROBLEMS.get(request["kind"], requests.no_problem)
-            problem = check(request, entry.members)
-            if problem:
-                problem = f"{requests.summary(rank, request)}: {problem}"
+        elif entry.members is not None:
+            problem = self._problem(rank, request, entry.members)
         if problem:
             self._fail([name], errors.INVALID_ARGUMENT, f"Collective mismatch: {problem}")
             return
-        self._check_ready(entry)
+        if members is not None and "group" in request:  # the group may have just formed
+            self._group_complete(request["group"][0], members)
+        if self._pending.get(name) is entry:
+            self._check_ready(entry)
+
+    @staticmethod
+    def _problem(rank, request, members):
+        check = requests.PROBLEMS.get(request["kind"], requests.no_problem)
+        problem = check(request, members)
+        return f"{requests.summary(rank, request)}: {problem}" if problem else None
+
+    def _group_complete(self, key, members):
+        """The collectives that waited for TF group `key` now run among `members`."""
+        waiting = [e for e in self._pending.values()
+                   if e.members is None and next(iter(e.requests.values()))["group"][0] == key]
+        for entry in waiting:
+            entry.members = members
+            problem = next((self._problem(r, q, members) for r, q in entry.requests.items()
+                            if self._problem(r, q, members)), None)
+            if problem:
+                self._fail([entry.name], errors.INVALID_ARGUMENT,
+                           f"Collective mismatch: {problem}")
+            else:
+                self._check_ready(entry)
 
     def _check_ready(self, entry):
-        if entry.ready or (len(entry.requests) < len(entry.members) and not self._joined and
-                           not self._gone):
+        if entry.ready or entry.members is None or (
+                len(entry.requests) < len(entry.members) and not self._joined and
+                not self._gone):
             return  # the common case, decided without building sets
         waiting_for = set(entry.members) - set(entry.requests) - set(self._joined)
         if waiting_for & self._gone:
@@ -331,7 +360,7 @@ class Coordinator:
                     self._ready_since = None
             submitted = set(entry.requests) if entry else set()
             told |= submitted
-            members = entry.members if entry else self._everyone
+            members = entry.members if entry and entry.members else self._everyone
             self._errored[name] = (code, message, set(members) - submitted, time.monotonic())
         for rank in sorted(told):
             self._send(rank, {"t": "err", "names": list(names), "code": code, "msg": message})
@@ -341,6 +370,8 @@ class Coordinator:
         for name in self._ready:
             entry = self._pending.pop(name)
             meta = dict(next(iter(entry.requests.values())))
+            if "group" in meta:  # a TF group runs as the process set of its members
+                meta["ranks"] = list(entry.members)
             nbytes = requests.nbytes(meta)
             fusable = group and meta["kind"] == "allreduce" and \
                 (group[0]["dtype"], group[0]["op"], group[0].get("comp"),
@@ -397,7 +428,8 @@ class Coordinator:
         for name, entry in self._pending.items():
             if now - entry.first_seen < self.stall_seconds:
                 continue
-            missing = set(entry.members) - set(entry.requests) - set(self._joined)
+            missing = set(entry.members or self._everyone) - set(entry.requests) - \
+                set(self._joined)
             if missing:
                 stalled[name] = (entry, missing)
         for name, (entry, missing) in stalled.items():

@@ -45,6 +45,30 @@ def members_of(process_set, size, rank, what):
     return None if len(members) == size else members
 
 
-def qualified_name(name, members):
-    """The name a set's collective is negotiated under: unique to the set."""
-    return f"{name}[ranks {','.join(str(r) for r in members)}]"
+class Scope:
+    """Where a collective runs when not among every rank: `suffix` makes its name unique to
+    the set (the same name may run in two sets), `fields` go into its request, `size` is its
+    number of ranks."""
+
+    __slots__ = ("suffix", "fields", "size")
+
+    def __init__(self, suffix, fields, size):
+        self.suffix, self.fields, self.size = suffix, fields, size
+
+
+def scope_of(process_set, group, size, rank, what):
+    """The Scope of a collective on `process_set` (ranks) or TF `group` ((key, group size),
+    groups.py), or None when it runs among every rank of the job."""
+    if process_set is not None:
+        members = members_of(process_set, size, rank, what)
+        if members is None:
+            return None
+        return Scope(f"[ranks {','.join(str(r) for r in members)}]",
+                     {"ranks": list(members)}, len(members))
+    key, group_size = int(group[0]), int(group[1])
+    if not 1 <= group_size <= size:
+        raise errors.InvalidArgumentError(None, None, f"{what}: group_size {group_size} but "
+                                          f"the job has {size} ranks")
+    if group_size == size:
+        return None
+    return Scope(f"[group {key}]", {"group": [key, group_size]}, group_size)

@@ -12,7 +12,7 @@ def signature(meta):
     if kind in ("allgather", "alltoall"):
         shape = shape[1:]  # the first dimension may differ per rank
     return (kind, meta["dtype"], shape, meta.get("op"), meta.get("root"), meta.get("comp"),
-            tuple(meta.get("ranks", ())))
+            tuple(meta.get("ranks", ())), tuple(meta.get("group", ())))
 
 
 def summary(rank, meta):
@@ -24,6 +24,8 @@ def summary(rank, meta):
         text += f" (root {meta['root']})"
     if meta.get("ranks") is not None:
         text += f" in the process set of ranks {meta['ranks']}"
+    if meta.get("group") is not None:
+        text += f" in group {meta['group'][0]} of {meta['group'][1]} ranks"
     return text
 
 

@@ -11,7 +11,9 @@ sub-group of ranks is given by `group_ranks` (its global ranks; then `group_size
 must be their number): only those ranks run the op, each group's collectives negotiated and
 moved among its own ranks, so ops of disjoint groups run at the same time and ops of different
 groups never mix even under one name or instance key (tensorweave/collective/process_sets.py).
-`group_key` is kept for TF compatibility (Horovod's API puts the process set id there).
+Without group_ranks, a `group_size` short of the job is TF's group: its members are the first
+group_size ranks to run a collective of that `group_key` (tensorweave/collective/groups.py).
+With group_ranks, `group_key` is informational (Horovod's API puts the process set id there).
 
 Gradients: allreduce's is an allreduce of the gradient (sum and mean); allgather's is the
 rows of this rank in the sum of every rank's gradient (a reduce-scatter by the ranks' row

@@ -35,7 +35,9 @@ def static_run():
 
 def test_two_sets_of_4_ranks_run_every_collective_at_once_against_closed_forms(static_run):
     found = _passed(static_run, 4, ["set_collectives", "optimizer", "grouped_optimizer",
-                                    "independence"])
+                                    "tf_groups", "independence"])
+    kind, message = found[3]["late_to_group"]
+    assert kind == "InvalidArgumentError" and "group 5 is complete with ranks [0, 2]" in message
     assert "alone" in found[3]["checks"]  # the set of one
     for rank, record in found.items():
         assert record["ids"] == [1, 2, 3]
@@ -155,7 +157,8 @@ def test_a_one_rank_job_runs_its_sets_and_answers_its_build(one_rank_job):
         got = sess.run([hvd.allreduce(x, process_set=only), hvd.reducescatter(x, op=hvd.Sum),
                         hvd.size_op(), hvd.size_op(1), hvd.rank_op(), hvd.local_size_op(),
                         hvd.local_rank_op(), hvd.process_set_included_op(1)])
-        with pytest.raises(tf.errors.InvalidArgumentError, match="group_ranks"):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="group_size 2 but the job "
+                                                                 "has 1 ranks"):
             sess.run(collective_ops.all_reduce(x, group_size=2))
     np.testing.assert_allclose(got[0], [[1.0, 2.0], [3.0, 4.0]])
     np.testing.assert_allclose(got[1], [[1.0, 2.0], [3.0, 4.0]])

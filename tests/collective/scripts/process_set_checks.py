@@ -143,6 +143,28 @@ def grouped_optimizer(rank, record):
     record["checks"].append("grouped_optimizer")
 
 
+def tf_groups(rank, record):
+    """TF's groups: ops with group_key and group_size only. Ranks 0 and 2 form group 5, ranks
+    1 and 3 group 6, by running collectives of those keys (under the same instance key); a
+    rank that comes to a complete group is refused, naming it."""
+    key = 5 if rank % 2 == 0 else 6
+    with tf.Graph().as_default(), tf.Session() as sess:
+        x = tf.constant([float(rank), 1.0])
+        total = collective_ops.all_reduce(x, "sum", group_size=2, group_key=key,
+                                          instance_key=1)
+        gathered = collective_ops.all_gather(tf.fill([1], rank), group_size=2, group_key=key,
+                                             instance_key=2)
+        got = sess.run([total, gathered])
+        partners = [r for r in range(4) if r % 2 == rank % 2]
+        close(got[0], [sum(partners), 2.0])
+        close(got[1], partners)
+        if rank == 3:
+            late = collective_ops.all_reduce(x, "sum", group_size=2, group_key=5,
+                                             instance_key=3)
+            record["late_to_group"] = error_of(lambda: sess.run(late))
+    record["checks"].append("tf_groups")
+
+
 def independence(rank, this_set, record):
     """Ranks 1 and 3 are late by 1.5 s; set {0, 2}'s allreduce does not wait for them."""
     if rank % 2:
@@ -197,6 +219,7 @@ def static(record):
     set_collectives(rank, this_set, set_ranks, record)
     optimizer_in_set(rank, this_set, set_ranks, record)
     grouped_optimizer(rank, record)
+    tf_groups(rank, record)
     if rank == 3:  # a set of one: every collective returns this rank's own value
         with tf.Graph().as_default(), tf.Session() as sess:
             alone_value = sess.run(hvd.allreduce(tf.constant([5.0, 7.0]), process_set=alone))
