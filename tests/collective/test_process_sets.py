@@ -56,7 +56,7 @@ def test_two_sets_of_4_ranks_run_every_collective_at_once_against_closed_forms(s
         assert kind == "ValueError" and "HOROVOD_DYNAMIC_PROCESS_SETS=1" in message
 
 
-def test_a_shape_mismatch_inside_a_set_fails_its_members_at_once_and_only_them(static_run):
+def test_mismatches_inside_a_set_fail_its_members_and_only_them(static_run):
     found = results(static_run)
     for rank in (0, 2):
         kind, message = found[rank]["mismatch"]
@@ -64,7 +64,11 @@ def test_a_shape_mismatch_inside_a_set_fails_its_members_at_once_and_only_them(s
         assert "'grad/w[ranks 0,2]'" in message and "(4,)" in message and "(3,)" in message
         assert "rank 2" in message and "rank 0" in message
     for rank in (1, 3):
-        assert found[rank]["mismatch"] is None
+        assert found[rank]["mismatch"] is None and found[rank]["order"] is None
+    for rank in (0, 2):  # waiting in different collectives of one set: an error, not a hang
+        kind, message = found[rank]["order"]
+        assert kind == "InvalidArgumentError" and found[rank]["order_seconds"] < 5.0, message
+        assert "'first[ranks 0,2]'" in message and "'second[ranks 0,2]'" in message
 
 
 def test_ranks_leaving_the_job_do_not_fail_the_collectives_of_sets_without_them(static_run):

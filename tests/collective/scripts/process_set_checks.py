@@ -188,6 +188,12 @@ def mismatch_in_set(rank, this_set, record):
     record["mismatch_seconds"] = time.monotonic() - started
     after = comm.allreduce(np.ones(2), process_set=this_set.ranks)
     assert np.array_equal(after, [2.0, 2.0])
+    # Order: in set {0, 2} rank 0 waits in 'first', rank 2 in 'second'; set {1, 3} agrees.
+    names = {0: "first", 2: "second"}.get(rank, "agreed")
+    started = time.monotonic()
+    record["order"] = error_of(lambda: comm.allreduce(np.ones(1), name=names,
+                                                      process_set=this_set.ranks))
+    record["order_seconds"] = time.monotonic() - started
 
 
 def leaving(rank, record):
