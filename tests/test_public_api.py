@@ -480,7 +480,8 @@ HOROVOD_PROCESS_SETS = ("ProcessSet global_process_set add_process_set remove_pr
                         "process_set_by_id process_sets reducescatter grouped_allreduce "
                         "grouped_allgather grouped_reducescatter Adasum size_op rank_op "
                         "local_size_op local_rank_op process_set_included_op nccl_built "
-                        "gloo_built gloo_enabled ccl_built ddl_built cuda_built rocm_built")
+                        "gloo_built gloo_enabled ccl_built ddl_built cuda_built rocm_built "
+                        "allgather_object broadcast_object")
 
 
 def test_horovod_process_set_names():

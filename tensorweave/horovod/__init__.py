@@ -22,4 +22,5 @@ from tensorweave.horovod.process_sets import (ProcessSet, add_process_set,  # no
 from tensorweave.horovod.optimizer import (BroadcastGlobalVariablesHook,  # noqa: F401
                                            DistributedOptimizer)
 from tensorweave.horovod.elastic_state import (HorovodInternalError,  # noqa: F401
-                                               HostsUpdatedInterrupt, broadcast_object)
+                                               HostsUpdatedInterrupt, allgather_object,
+                                               broadcast_object)

@@ -92,6 +92,10 @@ def set_collectives(rank, this_set, set_ranks, record):
     close(got[10], [max(set_ranks)])
     assert got[11] == len(set_ranks) and got[12] == 1 and got[13] == rank
     assert got[11].dtype == np.int32
+    assert hvd.allgather_object({"rank": rank}, process_set=this_set) == \
+        [{"rank": r} for r in set_ranks]
+    assert hvd.broadcast_object(f"from {rank}", root_rank=set_ranks[-1],
+                                process_set=this_set) == f"from {set_ranks[-1]}"
     record["checks"].append("set_collectives")
 
 
