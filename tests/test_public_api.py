@@ -481,7 +481,7 @@ HOROVOD_PROCESS_SETS = ("ProcessSet global_process_set add_process_set remove_pr
                         "grouped_allgather grouped_reducescatter Adasum size_op rank_op "
                         "local_size_op local_rank_op process_set_included_op nccl_built "
                         "gloo_built gloo_enabled ccl_built ddl_built cuda_built rocm_built "
-                        "allgather_object broadcast_object")
+                        "allgather_object broadcast_object broadcast_object_fn is_homogeneous")
 
 
 def test_horovod_process_set_names():

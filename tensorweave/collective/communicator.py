@@ -95,6 +95,7 @@ class Topology:
                      if [q for q, g in enumerate(hosts) if g == h].index(r) == self.local_rank]
         self.cross_rank, self.cross_size = same_slot.index(rank), len(same_slot)
         self.local_ranks = local
+        self.homogeneous = len({hosts.count(h) for h in hosts}) == 1  # as many ranks a host
 
 
 class _Call:

@@ -3,9 +3,10 @@ on tensorweave's collectives. Re-exports only."""
 from tensorweave.horovod.basics import (Adasum, Average, Max, Min, Product, Sum,  # noqa: F401
                                         ccl_built, cross_rank, cross_size, cuda_built,
                                         ddl_built, gloo_built, gloo_enabled, init,
-                                        is_initialized, local_rank, local_size, mpi_built,
-                                        mpi_enabled, mpi_threads_supported, nccl_built, rank,
-                                        rocm_built, shutdown, size)
+                                        is_homogeneous, is_initialized, local_rank,
+                                        local_size, mpi_built, mpi_enabled,
+                                        mpi_threads_supported, nccl_built, rank, rocm_built,
+                                        shutdown, size)
 from tensorweave.horovod import elastic  # noqa: F401
 from tensorweave.horovod.compression import Compression, Compressor  # noqa: F401
 from tensorweave.horovod.mpi_ops import (allgather, allreduce, alltoall,  # noqa: F401
@@ -23,4 +24,4 @@ from tensorweave.horovod.optimizer import (BroadcastGlobalVariablesHook,  # noqa
                                            DistributedOptimizer)
 from tensorweave.horovod.elastic_state import (HorovodInternalError,  # noqa: F401
                                                HostsUpdatedInterrupt, allgather_object,
-                                               broadcast_object)
+                                               broadcast_object, broadcast_object_fn)

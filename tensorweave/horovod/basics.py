@@ -66,6 +66,11 @@ def cross_rank():
     return _comm().cross_rank
 
 
+def is_homogeneous():
+    """True when every host runs as many ranks as every other."""
+    return _comm().topology.homogeneous
+
+
 def mpi_enabled():
     """True when the collectives run over MPI."""
     return _comm().backend == "mpi"

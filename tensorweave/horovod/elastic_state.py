@@ -66,6 +66,12 @@ def broadcast_object(obj, root_rank=0, session=None, name=None, process_set=None
     return pickle.loads(payload.tobytes())
 
 
+def broadcast_object_fn(root_rank=0, session=None, name=None, process_set=None):
+    """A function broadcasting its argument as broadcast_object does (Horovod's
+    hvd.broadcast_object_fn)."""
+    return lambda obj: broadcast_object(obj, root_rank, session, name, process_set)
+
+
 def allgather_object(obj, session=None, name=None, process_set=None):
     """Every rank's `obj` (of the ranks of `process_set`, in their order), pickled and
     gathered: Horovod's hvd.allgather_object."""

@@ -179,3 +179,6 @@ def test_a_one_rank_job_runs_its_sets_and_answers_its_build(one_rank_job):
     assert not any([hvd.nccl_built(), hvd.gloo_built(), hvd.ccl_built(), hvd.cuda_built(),
                     hvd.rocm_built(), hvd.ddl_built()])
     assert hvd.mpi_built() == collective.mpi_available()
+    assert hvd.is_homogeneous() is True
+    assert hvd.broadcast_object_fn(root_rank=0)({"a": 1}) == {"a": 1}
+    assert hvd.allgather_object([1, 2]) == [[1, 2]]
