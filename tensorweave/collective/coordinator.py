@@ -318,11 +318,11 @@ class Coordinator:
                    if e.members is None and next(iter(e.requests.values()))["group"][0] == key]
         for entry in waiting:
             entry.members = members
-            problem = next((self._problem(r, q, members) for r, q in entry.requests.items()
-                            if self._problem(r, q, members)), None)
-            if problem:
+            problems = [self._problem(r, q, members) for r, q in entry.requests.items()]
+            problems = [p for p in problems if p]
+            if problems:
                 self._fail([entry.name], errors.INVALID_ARGUMENT,
-                           f"Collective mismatch: {problem}")
+                           f"Collective mismatch: {problems[0]}")
             else:
                 self._check_ready(entry)
 
