@@ -11,6 +11,7 @@ import pytest
 import tensorweave as tf
 import tensorweave.horovod as hvd
 from tensorweave import collective
+from tensorweave.collective import groups, requests
 from tensorweave.horovod import adasum
 from tensorweave.ops import collective_ops
 from tests.collective.rank_util import mpi_ready, results, run_mpi, run_native
@@ -137,6 +138,31 @@ def test_adasum_tree_matches_its_formula(count):
                                                     tf.constant([0.0, 3.0]))])
     np.testing.assert_allclose(same, [1.0, 2.0])
     np.testing.assert_allclose(orthogonal, [1.0, 3.0])
+
+
+def test_a_tf_group_forms_from_the_first_ranks_to_use_its_key():
+    table = groups.GroupTable(4)
+    assert table.join([5, 2], 3) == (None, None) and table.waiting(5) == [3]
+    assert table.join([5, 3], 1) == (None, "group 5 is forming with size 2, not 3")
+    assert table.join([5, 2], 1) == ((1, 3), None)
+    assert table.join([5, 2], 3) == ((1, 3), None) and table.waiting(5) == []
+    members, problem = table.join([5, 2], 0)
+    assert members is None and "complete with ranks [1, 3]; rank 0" in problem
+    assert table.join([5, 4], 1)[1] == "group 5 was formed with size 2, not 4"
+    assert "outside [1, 4]" in table.join([6, 5], 0)[1]
+    assert "is not [group_key, group_size]" in table.join("6", 0)[1]
+
+
+def test_a_request_s_process_set_is_held_to_the_job():
+    everyone = (0, 1, 2, 3)
+    assert requests.members_of({}, everyone) == everyone
+    assert requests.members_of({"ranks": [0, 2]}, everyone) == (0, 2)
+    for bad in ([], [2, 0], [0, 0], [0, 4], [-1, 0], "0,2", [0.0, 2]):
+        assert requests.members_of({"ranks": bad}, everyone) is None, bad
+    assert requests.PROBLEMS["broadcast"]({"root": 1, "ranks": [0, 2]}, (0, 2)) == \
+        "root rank 1 is not in the process set of ranks [0, 2]"
+    assert "2 non-negative counts" in requests.PROBLEMS["alltoall"](
+        {"shape": [4], "splits": [1, 1, 2], "ranks": [0, 2]}, (0, 2))
 
 
 def test_group_ranks_are_checked_where_the_op_is_built():
