@@ -419,6 +419,8 @@ class Communicator:
             self._control.close()
         except OSError:
             pass
+        if self._group_planes is not None:
+            self._group_planes.close()
         self._plane.close()
 
 

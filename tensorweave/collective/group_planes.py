@@ -1,7 +1,10 @@
 """The data planes of process sets (process_sets.py): views of the job's data plane among a
 set's members, renumbered 0..k-1 (see process_sets.py for what each backend does)."""
+import os
+
 from tensorweave.collective import mpi_plane
 from tensorweave.collective import native
+from tensorweave.collective import shm
 from tensorweave.framework import errors
 
 
@@ -31,6 +34,11 @@ class GroupPlanes:
                                         GroupTopology(key, self._rank))
         return found
 
+    def close(self):
+        for plane, _ in self._views.values():
+            plane.close()
+        self._views.clear()
+
 
 def _set_plane(plane, members):
     """The data plane of the set `members` (global ranks) over the job's `plane`."""
@@ -46,7 +54,11 @@ def _set_plane(plane, members):
 
 class TcpGroup(native.TcpMesh):
     """native.TcpMesh's algorithms among `members` only, renumbered 0..k-1, over the job
-    mesh's connections (which it shares: closing it closes nothing)."""
+    mesh's connections (which it shares: closing it closes only its shared memory).
+
+    When the job's ranks share memory, so do the set's, through segments of the set's own
+    (shm.py): a segment's size is agreed from the sizes of the collectives every owner saw,
+    which holds for the members of one set, not for the job's segments."""
 
     def __init__(self, mesh, members):  # no TcpMesh.__init__: nothing to connect
         self.__dict__.update(mesh.__dict__)
@@ -56,11 +68,15 @@ class TcpGroup(native.TcpMesh):
         self._sockets = {local: mesh._sockets[peer] for local, peer in enumerate(members)
                          if peer != mesh.rank}
         self.addresses = [mesh.addresses[peer] for peer in members]
-        self._segments = None  # TCP only (see the module docstring)
+        parent = mesh._segments
+        self._segments = shm.Segments(
+            f"{os.path.basename(parent.prefix)}-set{'_'.join(str(r) for r in members)}",
+            self.rank) if parent is not None and self.size > 1 else None
 
     def _failure(self, peer, exc, what):
         return self._mesh._failure(self.members[peer], exc, what)  # names the global rank
 
     def close(self):
-        pass
+        if self._segments is not None:
+            self._segments.close()
 

@@ -11,10 +11,9 @@ Names are qualified by the set (`grad[ranks 0,2]`), so two sets may run a collec
 name (each set its own instance) without mixing.
 
 The data plane of a set is a view of the job's (group_planes.py):
-  native  the ring / recursive doubling / tree algorithms of native.TcpMesh run on the set's
-          ranks renumbered 0..k-1, over the job's TCP connections between them. Sets always
-          use TCP: the shared-memory segments' sizes are agreed from the collectives every rank
-          of the job saw, which ranks outside a set do not see.
+  native  the algorithms of native.TcpMesh run on the set's ranks renumbered 0..k-1, over
+          the job's TCP connections between them, and through shared-memory segments of the
+          set's own when the job's ranks share a host (large allreduces).
   mpi     an MPI communicator of the members (MPI_Comm_create_group, called by the members
           only, the first time the set runs a collective).
 Ranks in a set are its members' positions: collectives see local rank and size; broadcast

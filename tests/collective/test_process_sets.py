@@ -47,6 +47,7 @@ def test_two_sets_of_4_ranks_run_every_collective_at_once_against_closed_forms(s
         # Ranks 1 and 3 start 1.5 s late; set {0, 2} does not wait for them.
         if rank % 2 == 0:
             assert record["independent_seconds"] < 1.0, record
+        assert record["big_paths"] == ["shm", "shm"]
         kind, message = record["non_member"]
         assert kind == "ValueError" and f"rank {rank} is not in process set" in message
         kind, message = record["non_member_comm"]

@@ -162,6 +162,7 @@ def tf_groups(rank, record):
         partners = [r for r in range(4) if r % 2 == rank % 2]
         close(got[0], [sum(partners), 2.0])
         close(got[1], partners)
+        collective.communicator().barrier()  # groups 5 and 6 are formed: rank 3 comes late
         if rank == 3:
             late = collective_ops.all_reduce(x, "sum", group_size=2, group_key=5,
                                              instance_key=3)
@@ -179,6 +180,13 @@ def independence(rank, this_set, record):
                            name="independent")
     record["independent_seconds"] = time.monotonic() - started
     assert value[0] == sum(this_set.ranks)
+    # A large allreduce of each pair goes through the pair's own shared memory, both at once.
+    for size in (1 << 18, 3 << 18):  # the segments grow between the two
+        big = np.arange(size, dtype=np.float64) * (rank + 1)
+        future = comm.submit("allreduce", big, f"big.{size}", op="sum",
+                             process_set=this_set.ranks)
+        close(future.result(), np.arange(size) * sum(r + 1 for r in this_set.ranks))
+        record.setdefault("big_paths", []).append(future.data_plane)
     record["checks"].append("independence")
 
 
