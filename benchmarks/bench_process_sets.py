@@ -1,13 +1,14 @@
 """Process sets (issue 13): what a collective costs inside a set, and whether two disjoint sets
-really run at once. Native backend over TCP (shared memory off everywhere: sets always use
-TCP, so the job-wide figures are taken on TCP too), float32 sum allreduces, on this host:
+really run at once. Native backend over TCP (shared memory off everywhere; --shared-memory
+turns it on everywhere: the job's ranks and each set's then reduce large tensors through
+shared memory), float32 sum allreduces, on this host:
 
   2-rank job     the reference: a job of 2 ranks, its own (job-wide) allreduce
   set {0,1}      in a 4-rank job, the set {0,1} alone (ranks 2 and 3 idle)
   {0,2}+{1,3}    in the same job, both pairs at once (each pair's time)
   4-rank job     the same job's job-wide allreduce
 
-    python benchmarks/bench_process_sets.py [--sizes-kb 16,4096] [--rounds 2]
+    python benchmarks/bench_process_sets.py [--sizes-kb 16,4096] [--rounds 2] [--shared-memory]
 
 Jobs alternate (2-rank, 4-rank, 2-rank, 4-rank, ...) so load changes hit both alike; each
 figure is the median over rounds x repetitions; every repetition starts after a job-wide
@@ -36,9 +37,9 @@ def _timed(comm, run, participate):
     return time.perf_counter() - start
 
 
-def worker(sizes_kb):
+def worker(sizes_kb, shared_memory):
     from tensorweave import collective
-    comm = collective.init(backend="native", shared_memory=False)
+    comm = collective.init(backend="native", shared_memory=shared_memory)
     rank, size = comm.rank, comm.size
     results = {}
     for kilobytes in sizes_kb:
@@ -60,14 +61,14 @@ def worker(sizes_kb):
         print("RESULT " + json.dumps(gathered), flush=True)
 
 
-def launch(ranks, sizes_kb):
+def launch(ranks, sizes_kb, shared_memory):
     sys.path.insert(0, REPO)
     from tensorweave.cli.launch import free_ports
     port = free_ports(1)[0]
     env = dict(os.environ, PYTHONPATH=REPO, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
                TENSORWEAVE_SIZE=str(ranks), TENSORWEAVE_COORDINATOR=f"127.0.0.1:{port}")
     args = [sys.executable, os.path.abspath(__file__), "--worker", "--sizes-kb",
-            ",".join(map(str, sizes_kb))]
+            ",".join(map(str, sizes_kb))] + (["--shared-memory"] if shared_memory else [])
     processes = [subprocess.Popen(args, stdout=subprocess.PIPE, text=True,
                                   env=dict(env, TENSORWEAVE_RANK=str(r)))
                  for r in range(ranks)]
@@ -88,17 +89,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes-kb", default="16,4096")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--shared-memory", action="store_true")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     sizes_kb = [int(s) for s in args.sizes_kb.split(",")]
     if args.worker:
-        worker(sizes_kb)
+        worker(sizes_kb, args.shared_memory)
         return
     print(f"load average before: {os.getloadavg()}")
     samples = {}
     for _ in range(args.rounds):
         for ranks in (2, 4):
-            for key, per_rank in launch(ranks, sizes_kb).items():
+            for key, per_rank in launch(ranks, sizes_kb, args.shared_memory).items():
                 case, kilobytes = key.rsplit(" ", 2)[0], key.rsplit(" ", 2)[1]
                 case = "2-rank job" if ranks == 2 and case == "job" else \
                     "4-rank job" if case == "job" else case
