@@ -10,9 +10,10 @@ shared memory), float32 sum allreduces, on this host:
 
     python benchmarks/bench_process_sets.py [--sizes-kb 16,4096] [--rounds 2] [--shared-memory]
 
-Jobs alternate (2-rank, 4-rank, 2-rank, 4-rank, ...) so load changes hit both alike; each
-figure is the median over rounds x repetitions; every repetition starts after a job-wide
-barrier. Four ranks share the 2 cores of this machine, so "at once" is bounded by the cores.
+Jobs alternate (2-rank, 4-rank, 2-rank, 4-rank, ...) so load changes hit both alike. Each
+sample is a run of REPETITIONS allreduces back to back after a job-wide barrier (its time /
+REPETITIONS); each figure the median of the samples over rounds. Four ranks share the 2 cores
+of this machine, so "at once" is bounded by the cores.
 """
 import argparse
 import json
@@ -26,15 +27,18 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-REPETITIONS = 15
+REPETITIONS = 20
+SAMPLES = 5
 
 
 def _timed(comm, run, participate):
+    """Seconds per allreduce over REPETITIONS back to back (ranks not taking part wait)."""
     comm.barrier()
     start = time.perf_counter()
     if participate:
-        run()
-    return time.perf_counter() - start
+        for _ in range(REPETITIONS):
+            run()
+    return (time.perf_counter() - start) / REPETITIONS
 
 
 def worker(sizes_kb, shared_memory):
@@ -52,7 +56,7 @@ def worker(sizes_kb, shared_memory):
         for name, (run, participate) in cases.items():
             if participate:
                 run()  # warm-up (the set's data plane is made on first use)
-            times = [_timed(comm, run, participate) for _ in range(REPETITIONS)]
+            times = [_timed(comm, run, participate) for _ in range(SAMPLES)]
             results[f"{name} {kilobytes} KB"] = times
     gathered = {key: comm.allgather(np.array(times)).reshape(size, -1).tolist()
                 for key, times in results.items()}
