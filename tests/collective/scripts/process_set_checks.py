@@ -64,11 +64,19 @@ def set_collectives(rank, this_set, set_ranks, record):
                            process_set=this_set)
     raw = collective_ops.all_reduce(tf.constant([float(rank)]), "max", group_size=2,
                                     group_key=7, instance_key=11, group_ranks=set_ranks)
+    # Gradients stay in the set: allgather's is this rank's rows of the set's summed gradient.
+    source = tf.constant([float(rank + 1)])
+    weights = tf.constant([10.0, 20.0])
+    gathered_grad = tf.gradients(tf.reduce_sum(
+        hvd.allgather(source, process_set=this_set) * weights), source)[0]
+    summed_grad = tf.gradients(tf.reduce_sum(
+        hvd.allreduce(source * source, op=hvd.Sum, process_set=this_set)), source)[0]
     size_of_set = hvd.size_op(this_set.process_set_id)
     included = hvd.process_set_included_op(this_set.process_set_id)
     with tf.Session() as sess:
         got = sess.run([mean, total, everyone, gathered, root, exchanged, scattered, grouped,
-                        grouped_gathers, adasum, raw, size_of_set, included, hvd.rank_op()])
+                        grouped_gathers, adasum, raw, size_of_set, included, hvd.rank_op(),
+                        gathered_grad, summed_grad])
     factors = np.array(set_ranks, np.float64) + 1
     close(got[0], np.array([1.0, 2.0, 3.0]) * factors.mean())
     close(got[1], np.array([1.0, 2.0, 3.0]) * factors.sum())
@@ -92,6 +100,8 @@ def set_collectives(rank, this_set, set_ranks, record):
     close(got[10], [max(set_ranks)])
     assert got[11] == len(set_ranks) and got[12] == 1 and got[13] == rank
     assert got[11].dtype == np.int32
+    close(got[14], [len(set_ranks) * [10.0, 20.0][position]])
+    close(got[15], [2.0 * (rank + 1) * len(set_ranks)])
     assert hvd.allgather_object({"rank": rank}, process_set=this_set) == \
         [{"rank": r} for r in set_ranks]
     assert hvd.broadcast_object(f"from {rank}", root_rank=set_ranks[-1],
