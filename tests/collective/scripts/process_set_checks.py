@@ -168,10 +168,13 @@ def tf_groups(rank, record):
                                           instance_key=1)
         gathered = collective_ops.all_gather(tf.fill([1], rank), group_size=2, group_key=key,
                                              instance_key=2)
-        got = sess.run([total, gathered])
+        raw = tf.raw_ops.CollectiveAllReduce(input=x, reduction="max", group_size=2,
+                                             group_key=key, instance_key=4)
+        got = sess.run([total, gathered, raw])
         partners = [r for r in range(4) if r % 2 == rank % 2]
         close(got[0], [sum(partners), 2.0])
         close(got[1], partners)
+        close(got[2], [max(partners), 1.0])
         collective.communicator().barrier()  # groups 5 and 6 are formed: rank 3 comes late
         if rank == 3:
             late = collective_ops.all_reduce(x, "sum", group_size=2, group_key=5,
