@@ -17,7 +17,7 @@ the same time). As in Horovod:
     registered.
 Where tensorweave differs: the registration is checked: ranks that pass different lists of
 sets, or add different sets, get an InvalidArgumentError naming both instead of undefined
-behaviour; registering the same ranks twice is a ValueError.
+behaviour; adding a set whose ranks are registered already is a ValueError.
 """
 import os
 

@@ -39,9 +39,10 @@ def test_two_sets_of_4_ranks_run_every_collective_at_once_against_closed_forms(s
                                     "tf_groups", "independence"])
     kind, message = found[3]["late_to_group"]
     assert kind == "InvalidArgumentError" and "group 5 is complete with ranks [0, 2]" in message
-    assert "alone" in found[3]["checks"]  # the set of one
+    assert "alone" in found[3]["checks"]  # the set of one; sets of 2 and 3 below
     for rank, record in found.items():
         assert record["ids"] == [1, 2, 3]
+        assert ("trio" in record["checks"]) == (rank != 2)
         assert record["set"] == [rank // 2, 2, True] and record["other_included"] is False
         assert record["global_set"] == [4, rank]
         # Ranks 1 and 3 start 1.5 s late; set {0, 2} does not wait for them.

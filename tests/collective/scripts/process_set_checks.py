@@ -237,9 +237,24 @@ def leaving(rank, record):
     record["job_after_leave"] = error_of(lambda: comm.allreduce(np.ones(1), name="job"))
 
 
+def trio_collectives(rank, trio, record):
+    """A set of 3 of the 4 ranks (not a power of two): recursive doubling with a folded rank
+    (16 KB), the TCP ring (128 KB), shared memory (1 MB), allgather; rank 2 sits it out."""
+    if not trio.included():
+        return
+    comm = collective.communicator()
+    for count in (2048, 16384, 131072):
+        value = comm.allreduce(np.full(count, rank + 1.0), process_set=trio.ranks)
+        close(value, np.full(count, 1.0 + 2.0 + 4.0))
+    gathered = comm.allgather(np.full(rank + 1, rank), process_set=trio.ranks)
+    close(gathered, np.concatenate([np.full(r + 1, r) for r in (0, 1, 3)]))
+    record["checks"].append("trio")
+
+
 def static(record):
     even, odd, alone = hvd.ProcessSet([0, 2]), hvd.ProcessSet([3, 1]), hvd.ProcessSet([3])
-    hvd.init(process_sets=[even, odd, alone])
+    trio = hvd.ProcessSet([0, 1, 3])
+    hvd.init(process_sets=[even, odd, alone, trio])
     rank = hvd.rank()
     this_set = even if rank % 2 == 0 else odd
     set_ranks = this_set.ranks
@@ -250,6 +265,7 @@ def static(record):
     set_collectives(rank, this_set, set_ranks, record)
     optimizer_in_set(rank, this_set, set_ranks, record)
     grouped_optimizer(rank, record)
+    trio_collectives(rank, trio, record)
     tf_groups(rank, record)
     if rank == 3:  # a set of one: every collective returns this rank's own value
         with tf.Graph().as_default(), tf.Session() as sess:
