@@ -63,7 +63,7 @@ class Coordinator:
         self.abandon = abandon
         self.size = size
         self._everyone = tuple(range(size))
-        self._groups = groups.GroupTable(size)
+        self._tf_groups = groups.GroupTable(size)
         self.token = token
         self.fusion_bytes = fusion_bytes
         self.cycle_seconds = cycle_seconds
@@ -272,7 +272,7 @@ class Coordinator:
                               "msg": errored[1]})
             return
         if "group" in request:  # a TF group: its members may not be known yet
-            members, refused = self._groups.join(request["group"], rank)
+            members, refused = self._tf_groups.join(request["group"], rank)
         else:
             members = requests.members_of(request, self._everyone)
             refused = None if members is not None and rank in members else \
@@ -302,7 +302,7 @@ class Coordinator:
             self._fail([name], errors.INVALID_ARGUMENT, f"Collective mismatch: {problem}")
             return
         if members is not None and "group" in request:  # the group may have just formed
-            self._group_complete(request["group"][0], members)
+            self._tf_group_formed(request["group"][0], members)
         if self._pending.get(name) is entry:
             self._check_ready(entry)
 
@@ -312,7 +312,7 @@ class Coordinator:
         problem = check(request, members)
         return f"{requests.summary(rank, request)}: {problem}" if problem else None
 
-    def _group_complete(self, key, members):
+    def _tf_group_formed(self, key, members):
         """The collectives that waited for TF group `key` now run among `members`."""
         waiting = [e for e in self._pending.values()
                    if e.members is None and next(iter(e.requests.values()))["group"][0] == key]
@@ -390,11 +390,18 @@ class Coordinator:
         if group:
             responses.append(self._response(group))
         self._ready, self._ready_since = [], None
+        self._deliver(responses, responses)
+
+    def _deliver(self, responses, messages):
+        """Sends `messages` (what goes on the wire for each of `responses`, in order) to the
+        ranks that run them: every rank, except for a process set's, which go to its members
+        only."""
         if not any("ranks" in response for response in responses):
-            self._broadcast({"t": "run", "list": responses})
+            self._broadcast({"t": "run", "list": list(messages)})
             return
-        for rank in range(self.size):  # each rank gets the responses of its sets
-            mine = [r for r in responses if "ranks" not in r or rank in r["ranks"]]
+        for rank in range(self.size):
+            mine = [message for response, message in zip(responses, messages)
+                    if "ranks" not in response or rank in response["ranks"]]
             if mine:
                 self._send(rank, {"t": "run", "list": mine})
 
