@@ -18,9 +18,10 @@ def init(comm=None, process_sets=None):
     """Joins the job (idempotent) and registers `process_sets` (a list of hvd.ProcessSet or of
     rank lists, or "dynamic" to allow hvd.add_process_set later; process_sets.py)."""
     if isinstance(comm, (list, tuple)):
-        raise errors.UnimplementedError(None, None, "hvd.init(comm=[ranks]): give the ranks "
-                                        "as hvd.init(process_sets=[hvd.ProcessSet(ranks)]) "
-                                        "or pass an mpi4py communicator")
+        raise errors.UnimplementedError(None, None, "hvd.init(comm=[ranks]) (a job of those "
+                                        "ranks only) is not supported: pass an mpi4py "
+                                        "communicator, or run collectives among those ranks "
+                                        "with hvd.init(process_sets=[hvd.ProcessSet(ranks)])")
     current = collective.init(comm=comm)  # the current communicator if already initialized
     mpi_comm = None
     if current.backend == "mpi":
