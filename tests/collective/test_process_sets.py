@@ -5,6 +5,9 @@ a set of one, DistributedOptimizer and broadcast_variables in a set, a non-membe
 shape mismatch inside a set, dynamic add/remove on 3 ranks, Adasum and the Adasum
 DistributedOptimizer, the mpi backend with a set from COMM_WORLD.Split — and, in this process,
 the build-time checks and Adasum's formula."""
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -14,7 +17,8 @@ from tensorweave import collective
 from tensorweave.collective import groups, requests
 from tensorweave.horovod import adasum
 from tensorweave.ops import collective_ops
-from tests.collective.rank_util import mpi_ready, results, run_mpi, run_native
+from tests.collective.rank_util import (REPO, _environment, mpi_ready, results, run_mpi,
+                                        run_native)
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -102,6 +106,32 @@ def test_sets_over_mpi_from_a_split_communicator_and_from_ranks():
     for rank, record in found.items():
         assert record["backend"] == "mpi"
         assert record["split"][1] == [r for r in range(4) if r % 2 == rank % 2]
+
+
+# A script written for TensorFlow 1.x and Horovod 0.2x, unchanged, under `tensorweave run`.
+HOROVOD_SCRIPT = """
+import tensorflow as tf
+import horovod.tensorflow as hvd
+from horovod.tensorflow import ProcessSet
+solo = ProcessSet([1])
+hvd.init(process_sets=[solo])
+total = None
+if solo.included():
+    with tf.Session() as sess:
+        total = sess.run(hvd.allreduce(tf.constant([1.0]) * (hvd.rank() + 1), op=hvd.Sum,
+                                       process_set=solo))
+print("solo", solo.process_set_id, solo.size(), solo.included(), total, tf.__name__)
+"""
+
+
+def test_an_unchanged_horovod_process_set_script_runs_under_tensorweave_run():
+    result = subprocess.run([sys.executable, "-m", "tensorweave.cli.main", "run", "-np", "2",
+                             "--as-tensorflow", sys.executable, "-c", HOROVOD_SCRIPT],
+                            capture_output=True, text=True, timeout=60, env=_environment(),
+                            cwd=REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "[1] solo 1 1 True [2.] tensorweave" in result.stdout, result.stdout
+    assert "[0] solo 1 1 False None tensorweave" in result.stdout, result.stdout
 
 
 # --- in this process ------------------------------------------------------------------------
