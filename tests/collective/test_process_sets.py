@@ -40,7 +40,7 @@ def static_run():
 
 def test_two_sets_of_4_ranks_run_every_collective_at_once_against_closed_forms(static_run):
     found = _passed(static_run, 4, ["set_collectives", "optimizer", "grouped_optimizer",
-                                    "tf_groups", "independence"])
+                                    "tf_groups", "overlapping", "independence"])
     kind, message = found[3]["late_to_group"]
     assert kind == "InvalidArgumentError" and "group 5 is complete with ranks [0, 2]" in message
     assert "alone" in found[3]["checks"]  # the set of one; sets of 2 and 3 below

@@ -251,6 +251,22 @@ def trio_collectives(rank, trio, record):
     record["checks"].append("trio")
 
 
+def overlapping(rank, record):
+    """A chain of overlapping sets {0,1}, {1,2}, {2,3}, each rank submitting its two in the
+    opposite order of its neighbours (pairwise blocking exchanges in these orders would
+    deadlock): the coordinator's one order runs them all."""
+    comm = collective.communicator()
+    chain = [[0, 1], [1, 2], [2, 3]]
+    mine = [ranks for ranks in chain if rank in ranks]
+    if rank % 2:
+        mine.reverse()
+    futures = [(ranks, comm.submit("allreduce", np.full(50000, float(rank + 1)), "link",
+                                   op="sum", process_set=ranks)) for ranks in mine]
+    for ranks, future in futures:
+        close(future.result(timeout=20), np.full(50000, float(sum(r + 1 for r in ranks))))
+    record["checks"].append("overlapping")
+
+
 def static(record):
     even, odd, alone = hvd.ProcessSet([0, 2]), hvd.ProcessSet([3, 1]), hvd.ProcessSet([3])
     trio = hvd.ProcessSet([0, 1, 3])
@@ -266,6 +282,7 @@ def static(record):
     optimizer_in_set(rank, this_set, set_ranks, record)
     grouped_optimizer(rank, record)
     trio_collectives(rank, trio, record)
+    overlapping(rank, record)
     tf_groups(rank, record)
     if rank == 3:  # a set of one: every collective returns this rank's own value
         with tf.Graph().as_default(), tf.Session() as sess:
