@@ -108,6 +108,17 @@ def test_sets_over_mpi_from_a_split_communicator_and_from_ranks():
         assert record["split"][1] == [r for r in range(4) if r % 2 == rank % 2]
 
 
+@pytest.mark.skipif(not mpi_ready(), reason="mpi4py and mpiexec are not installed")
+def test_init_with_a_list_of_world_ranks_makes_a_job_of_those_only():
+    found = results(run_mpi(3, "process_set_checks.py", "mpi_subset", timeout=60))
+    assert sorted(found) == [-2, 0, 1], found
+    for rank, world_rank in ((0, 0), (1, 2)):
+        assert found[rank]["world_rank"] == world_rank and found[rank]["size"] == 2
+        assert found[rank]["total"] == [2.0]
+    kind, message = found[-2]["outsider"]
+    assert kind == "ValueError" and "rank 1 of MPI_COMM_WORLD, not one of them" in message
+
+
 # A script written for TensorFlow 1.x and Horovod 0.2x, unchanged, under `tensorweave run`.
 HOROVOD_SCRIPT = """
 import tensorflow as tf
@@ -237,6 +248,8 @@ def test_a_one_rank_job_runs_its_sets_and_answers_its_build(one_rank_job):
     assert not any([hvd.nccl_built(), hvd.gloo_built(), hvd.ccl_built(), hvd.cuda_built(),
                     hvd.rocm_built(), hvd.ddl_built()])
     assert hvd.mpi_built() == collective.mpi_available()
+    with pytest.raises(tf.errors.FailedPreconditionError, match="mpirun"):
+        hvd.init(comm=[0])  # ranks of MPI_COMM_WORLD, outside mpirun
     assert hvd.is_homogeneous() is True
     assert hvd.broadcast_object_fn(root_rank=0)({"a": 1}) == {"a": 1}
     assert hvd.allgather_object([1, 2]) == [[1, 2]]

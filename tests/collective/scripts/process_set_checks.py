@@ -378,11 +378,27 @@ def mpi_run(record):
     record["checks"].append("mpi")
 
 
+def mpi_subset(record):
+    """hvd.init(comm=[0, 2]) under mpiexec -n 3: a job of world ranks 0 and 2 only."""
+    from mpi4py import MPI
+    world_rank = MPI.COMM_WORLD.Get_rank()
+    if world_rank == 1:
+        record["outsider"] = error_of(lambda: hvd.init(comm=[0, 2]))
+        record["rank"] = -1 - world_rank  # not in the job
+        return
+    hvd.init(comm=[0, 2])
+    with tf.Graph().as_default(), tf.Session() as sess:
+        total = sess.run(hvd.allreduce(tf.constant([float(world_rank)]), op=hvd.Sum))
+    record.update(world_rank=world_rank, size=hvd.size(), total=total.tolist())
+    record["checks"].append("mpi_subset")
+
+
 def main():
     mode = sys.argv[1]
     record = {"checks": []}
     try:
-        {"static": static, "dynamic": dynamic, "mpi": mpi_run}[mode](record)
+        {"static": static, "dynamic": dynamic, "mpi": mpi_run,
+         "mpi_subset": mpi_subset}[mode](record)
     finally:
         record.setdefault("rank", hvd.rank() if hvd.is_initialized() else -1)
         print("RESULT " + json.dumps(record), flush=True)
