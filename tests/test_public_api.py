@@ -473,3 +473,18 @@ QUANTIZATION_FUNCTIONS_AND_SETTINGS = {  # issue 14
 @pytest.mark.parametrize("module,names", sorted(QUANTIZATION_FUNCTIONS_AND_SETTINGS.items()))
 def test_quantization_function_and_settings_names(module, names):
     _assert_names(module, names)
+
+
+# Issue 13, process sets and the rest of Horovod 0.2x's TF API; kept apart for merges.
+HOROVOD_PROCESS_SETS = ("ProcessSet global_process_set add_process_set remove_process_set "
+                        "process_set_by_id process_sets reducescatter grouped_allreduce "
+                        "grouped_allgather grouped_reducescatter Adasum size_op rank_op "
+                        "local_size_op local_rank_op process_set_included_op nccl_built "
+                        "gloo_built gloo_enabled ccl_built ddl_built cuda_built rocm_built "
+                        "allgather_object broadcast_object broadcast_object_fn is_homogeneous")
+
+
+def test_horovod_process_set_names():
+    namespace = importlib.import_module("tensorweave.horovod")
+    missing = [n for n in HOROVOD_PROCESS_SETS.split() if not hasattr(namespace, n)]
+    assert not missing, f"tensorweave.horovod lacks {missing}"

@@ -6,7 +6,9 @@
 
 job.py joins the job (and hands the communicator to the graph's collective kernels);
 communicator.py is what a rank calls; coordinator.py negotiates every collective on rank 0;
-native.py (TCP, shared memory) and mpi_plane.py move the bytes. Re-exports only.
+native.py (TCP, shared memory) and mpi_plane.py move the bytes. A collective may run among a
+subset of the ranks: `comm.allreduce(x, process_set=[0, 2])` (process_sets.py, with
+group_planes.py for the bytes and groups.py for TF's groups). Re-exports only.
 """
 from tensorweave.collective.communicator import Communicator, DataPlane, Topology  # noqa: F401
 from tensorweave.collective.execute import REDUCTIONS  # noqa: F401

@@ -10,6 +10,10 @@
                                        rows every rank sent it, in rank order
     comm.barrier(), comm.join()
 
+Every call takes `process_set=` (a sequence of global ranks; process_sets.py): the collective
+then runs among those ranks only, which alone call it; `submit` also takes `group=(key, size)`,
+a TF group whose members are the first ranks to use it (groups.py).
+
 Each call is also available as `submit(kind, array, name, ...)` returning a Future, which is
 what the graph kernels use (they never hold a thread while peers catch up). Calls are named
 (a graph op uses its instance key or its node name); unnamed calls get "<kind>.<n>" with a
@@ -30,6 +34,7 @@ import numpy as np
 
 from tensorweave.runtime import buffers
 from tensorweave.collective import execute
+from tensorweave.collective import process_sets
 from tensorweave.collective import wire
 from tensorweave.collective.execute import REDUCTIONS
 from tensorweave.framework import errors
@@ -90,6 +95,7 @@ class Topology:
                      if [q for q, g in enumerate(hosts) if g == h].index(r) == self.local_rank]
         self.cross_rank, self.cross_size = same_slot.index(rank), len(same_slot)
         self.local_ranks = local
+        self.homogeneous = len({hosts.count(h) for h in hosts}) == 1  # as many ranks a host
 
 
 class _Call:
@@ -102,8 +108,11 @@ class _Call:
 class Communicator:
     """One rank's communicator (see the module docstring). Built by collective.init()."""
 
-    def __init__(self, backend, topology, control, plane, coordinator=None):
+    def __init__(self, backend, topology, control, plane, coordinator=None, group_planes=None):
+        """`group_planes`: group_planes.GroupPlanes of `plane`, for collectives of process
+        sets (None: only the job's own collectives)."""
         self.backend = backend
+        self._group_planes = group_planes
         self._coordinator = coordinator  # rank 0 hosts it: shutdown waits for the others
         self.topology = topology
         self._control = control          # connected socket to the coordinator
@@ -141,23 +150,27 @@ class Communicator:
         return self._broken
 
     # --- the blocking API -------------------------------------------------------------------
-    def allreduce(self, array, op="sum", name=None, compression=None):
-        return self.submit("allreduce", array, name, op=op, compression=compression).result()
+    def allreduce(self, array, op="sum", name=None, compression=None, process_set=None):
+        return self.submit("allreduce", array, name, op=op, compression=compression,
+                           process_set=process_set).result()
 
-    def allgather(self, array, name=None):
-        return self.submit("allgather", array, name).result()
+    def allgather(self, array, name=None, process_set=None):
+        return self.submit("allgather", array, name, process_set=process_set).result()
 
-    def broadcast(self, array, root=0, name=None):
-        return self.submit("broadcast", array, name, root=root).result()
+    def broadcast(self, array, root=0, name=None, process_set=None):
+        return self.submit("broadcast", array, name, root=root,
+                           process_set=process_set).result()
 
-    def reduce_scatter(self, array, op="sum", name=None, rows=None):
-        return self.submit("reduce_scatter", array, name, op=op, rows=rows).result()
+    def reduce_scatter(self, array, op="sum", name=None, rows=None, process_set=None):
+        return self.submit("reduce_scatter", array, name, op=op, rows=rows,
+                           process_set=process_set).result()
 
-    def alltoall(self, array, splits=None, name=None):
-        return self.submit("alltoall", array, name, splits=splits).result()
+    def alltoall(self, array, splits=None, name=None, process_set=None):
+        return self.submit("alltoall", array, name, splits=splits,
+                           process_set=process_set).result()
 
-    def barrier(self, name=None):
-        self.submit("barrier", np.zeros(0, np.uint8), name).result()
+    def barrier(self, name=None, process_set=None):
+        self.submit("barrier", np.zeros(0, np.uint8), name, process_set=process_set).result()
 
     def join(self):
         """Says this rank has no more collectives: until every rank joined, it takes part in
@@ -178,15 +191,24 @@ class Communicator:
 
     # --- submission -------------------------------------------------------------------------
     def submit(self, kind, array, name=None, op=None, root=None, rows=None, splits=None,
-               compression=None):
+               compression=None, process_set=None, group=None):
         """Starts a collective; returns a Future of its result (an ndarray). `compression`
         "bf16" (float32 allreduce only) sends bfloat16 through TCP (truncation: each value
-        sent loses less than 2**-7 of its magnitude); shared memory stays exact."""
+        sent loses less than 2**-7 of its magnitude); shared memory stays exact.
+        `process_set`: the global ranks to run it among (this rank must be one); `group`:
+        (key, size) of a TF group instead; `root` is a global rank."""
         array = np.asarray(array)
         if not array.flags.c_contiguous:  # (np.ascontiguousarray would make a scalar 1-D)
             array = array.copy(order="C")
+        scope = None  # among every rank
+        if process_set is not None or group is not None:
+            scope = process_sets.scope_of(process_set, group, self.size, self.rank,
+                                          f"{kind} '{name or kind}'")
+        counter = kind if scope is None else (kind, scope.suffix)
         if name is None:
-            name = f"{kind}.{next(self._counters.setdefault(kind, itertools.count()))}"
+            name = f"{kind}.{next(self._counters.setdefault(counter, itertools.count()))}"
+        if scope is not None:
+            name += scope.suffix
         meta = {"name": name, "kind": kind, "dtype": array.dtype.name,
                 "shape": list(array.shape)}
         if kind in ("allreduce", "reduce_scatter"):
@@ -201,6 +223,8 @@ class Communicator:
                                                   f"{compression!r} is for float32 allreduces "
                                                   "only ('bf16')")
             meta["comp"] = compression
+        if scope is not None:
+            meta.update(scope.fields)
         if kind == "broadcast":
             meta["root"] = int(root)
         if kind == "reduce_scatter" and rows is not None:
@@ -209,13 +233,14 @@ class Communicator:
             if not array.ndim:
                 raise errors.InvalidArgumentError(None, None, f"alltoall '{name}' needs a "
                                                   "tensor of at least one dimension")
+            ranks = self.size if scope is None else scope.size
             if splits is None:
-                if array.shape[0] % self.size:
+                if array.shape[0] % ranks:
                     raise errors.InvalidArgumentError(
                         None, None, f"alltoall '{name}': the first dimension "
-                        f"{array.shape[0]} does not divide evenly among {self.size} ranks; "
+                        f"{array.shape[0]} does not divide evenly among {ranks} ranks; "
                         "give splits")
-                splits = [array.shape[0] // self.size] * self.size
+                splits = [array.shape[0] // ranks] * ranks
             meta["splits"] = [int(s) for s in splits]
         call = _Call(kind, array, meta)
         with self._lock:
@@ -364,11 +389,14 @@ class Communicator:
             raise errors.InternalError(None, None, f"The coordinator ran collectives {missing} "
                                        "this rank never submitted")
         self._running = [c for c in calls if c is not None]  # failed by _break if need be
-        results = execute.run(self._plane, self.topology, response, calls)
+        plane, topology = self._plane, self.topology
+        if "ranks" in response:  # a process set's collective
+            plane, topology = self._group_planes.view(response["ranks"])
+        results = execute.run(plane, topology, response, calls)
         self._running = []
         for call, result in zip(calls, results):
             if call is not None:
-                call.future.data_plane = self._plane.last_path  # read by the op's step stats
+                call.future.data_plane = plane.last_path  # read by the op's step stats
                 call.future.set_result(result)
 
     # --- shutting down ----------------------------------------------------------------------
@@ -391,6 +419,8 @@ class Communicator:
             self._control.close()
         except OSError:
             pass
+        if self._group_planes is not None:
+            self._group_planes.close()
         self._plane.close()
 
 

@@ -19,12 +19,19 @@ What the coordinator checks, so that a collective fails instead of hanging:
 Fusion: allreduces that become ready within `cycle_seconds` of each other, with the same dtype
 and reduction, are handed out as one response of up to `fusion_bytes` bytes; the ranks pack
 them into one buffer and reduce it once.
+
+Process sets (process_sets.py): a request naming ranks is negotiated among those ranks only
+(every check above holds inside the set), fused only with collectives of the same set, and
+handed out to its members only, in the same global order as everything else. A request that
+names a TF group (key and size, no ranks; groups.py) waits until the group is complete, then
+runs as the process set of its members.
 """
 import queue
 import socket
 import threading
 import time
 
+from tensorweave.collective import groups
 from tensorweave.collective import requests
 from tensorweave.collective import wire
 from tensorweave.framework import errors
@@ -34,10 +41,11 @@ _ERRORED_MEMORY_SECONDS = 60.0
 
 
 class _Entry:
-    __slots__ = ("name", "first_seen", "requests", "signature", "ready")
+    __slots__ = ("name", "first_seen", "requests", "signature", "ready", "members")
 
-    def __init__(self, name):
+    def __init__(self, name, members):
         self.name = name
+        self.members = members      # the global ranks that run it
         self.first_seen = time.monotonic()
         self.requests = {}  # rank -> request
         self.signature = None
@@ -54,6 +62,8 @@ class Coordinator:
         self.start_timeout = start_timeout
         self.abandon = abandon
         self.size = size
+        self._everyone = tuple(range(size))
+        self._tf_groups = groups.GroupTable(size)
         self.token = token
         self.fusion_bytes = fusion_bytes
         self.cycle_seconds = cycle_seconds
@@ -232,8 +242,9 @@ class Coordinator:
             if len(self._gone) == self.size:
                 return False
             for name, entry in list(self._pending.items()):
-                self._fail([name], errors.UNAVAILABLE, f"Collective '{name}' cannot complete:"
-                           f" rank {rank} has shut down its communicator")
+                if entry.members is None or rank in entry.members:  # others go on
+                    self._fail([name], errors.UNAVAILABLE, f"Collective '{name}' cannot "
+                               f"complete: rank {rank} has shut down its communicator")
         elif kind == "broken":
             self._close_all(f"{message.get('msg')} (seen by rank {rank})")
             return False
@@ -260,9 +271,19 @@ class Coordinator:
             self._send(rank, {"t": "err", "names": [name], "code": errored[0],
                               "msg": errored[1]})
             return
+        if "group" in request:  # a TF group: its members may not be known yet
+            members, refused = self._tf_groups.join(request["group"], rank)
+        else:
+            members = requests.members_of(request, self._everyone)
+            refused = None if members is not None and rank in members else \
+                f"rank {rank} is not in its process set {request.get('ranks')!r}"
+        if refused:
+            self._send(rank, {"t": "err", "names": [name], "code": errors.INVALID_ARGUMENT,
+                              "msg": f"Collective '{name}': {refused}"})
+            return
         entry = self._pending.get(name)
         if entry is None:
-            entry = self._pending[name] = _Entry(name)
+            entry = self._pending[name] = _Entry(name, members)
         if rank in entry.requests:
             self._fail([name], errors.INVALID_ARGUMENT, f"Rank {rank} submitted collective "
                        f"'{name}' twice before it completed")
@@ -275,21 +296,42 @@ class Coordinator:
         if first is not None and entry.signature != requests.signature(request):
             problem = f"{requests.summary(rank, request)}, but " \
                       f"{requests.summary(first_rank, first)}"
-        else:
-            check = requests.PROBLEMS.get(request["kind"], requests.no_problem)
-            problem = check(request, self.size)
-            if problem:
-                problem = f"{requests.summary(rank, request)}: {problem}"
+        elif entry.members is not None:
+            problem = self._problem(rank, request, entry.members)
         if problem:
             self._fail([name], errors.INVALID_ARGUMENT, f"Collective mismatch: {problem}")
             return
-        self._check_ready(entry)
+        if members is not None and "group" in request:  # the group may have just formed
+            self._tf_group_formed(request["group"][0], members)
+        if self._pending.get(name) is entry:
+            self._check_ready(entry)
+
+    @staticmethod
+    def _problem(rank, request, members):
+        check = requests.PROBLEMS.get(request["kind"], requests.no_problem)
+        problem = check(request, members)
+        return f"{requests.summary(rank, request)}: {problem}" if problem else None
+
+    def _tf_group_formed(self, key, members):
+        """The collectives that waited for TF group `key` now run among `members`."""
+        waiting = [e for e in self._pending.values()
+                   if e.members is None and next(iter(e.requests.values()))["group"][0] == key]
+        for entry in waiting:
+            entry.members = members
+            problems = [self._problem(r, q, members) for r, q in entry.requests.items()]
+            problems = [p for p in problems if p]
+            if problems:
+                self._fail([entry.name], errors.INVALID_ARGUMENT,
+                           f"Collective mismatch: {problems[0]}")
+            else:
+                self._check_ready(entry)
 
     def _check_ready(self, entry):
-        if entry.ready or (len(entry.requests) < self.size and not self._joined and
-                           not self._gone):
+        if entry.ready or entry.members is None or (
+                len(entry.requests) < len(entry.members) and not self._joined and
+                not self._gone):
             return  # the common case, decided without building sets
-        waiting_for = set(range(self.size)) - set(entry.requests) - set(self._joined)
+        waiting_for = set(entry.members) - set(entry.requests) - set(self._joined)
         if waiting_for & self._gone:
             self._fail([entry.name], errors.UNAVAILABLE, f"Collective '{entry.name}' cannot "
                        f"complete: ranks {sorted(waiting_for & self._gone)} have shut down "
@@ -318,8 +360,8 @@ class Coordinator:
                     self._ready_since = None
             submitted = set(entry.requests) if entry else set()
             told |= submitted
-            self._errored[name] = (code, message, set(range(self.size)) - submitted,
-                                   time.monotonic())
+            members = entry.members if entry and entry.members else self._everyone
+            self._errored[name] = (code, message, set(members) - submitted, time.monotonic())
         for rank in sorted(told):
             self._send(rank, {"t": "err", "names": list(names), "code": code, "msg": message})
 
@@ -328,10 +370,13 @@ class Coordinator:
         for name in self._ready:
             entry = self._pending.pop(name)
             meta = dict(next(iter(entry.requests.values())))
+            if "group" in meta:  # a TF group runs as the process set of its members
+                meta["ranks"] = list(entry.members)
             nbytes = requests.nbytes(meta)
             fusable = group and meta["kind"] == "allreduce" and \
-                (group[0]["dtype"], group[0]["op"], group[0].get("comp")) == \
-                (meta["dtype"], meta["op"], meta.get("comp")) and \
+                (group[0]["dtype"], group[0]["op"], group[0].get("comp"),
+                 group[0].get("ranks")) == \
+                (meta["dtype"], meta["op"], meta.get("comp"), meta.get("ranks")) and \
                 group_bytes + nbytes <= self.fusion_bytes
             if group and not fusable:
                 responses.append(self._response(group))
@@ -345,7 +390,20 @@ class Coordinator:
         if group:
             responses.append(self._response(group))
         self._ready, self._ready_since = [], None
-        self._broadcast({"t": "run", "list": responses})
+        self._deliver(responses, responses)
+
+    def _deliver(self, responses, messages):
+        """Sends `messages` (what goes on the wire for each of `responses`, in order) to the
+        ranks that run them: every rank, except for a process set's, which go to its members
+        only."""
+        if not any("ranks" in response for response in responses):
+            self._broadcast({"t": "run", "list": list(messages)})
+            return
+        for rank in range(self.size):
+            mine = [message for response, message in zip(responses, messages)
+                    if "ranks" not in response or rank in response["ranks"]]
+            if mine:
+                self._send(rank, {"t": "run", "list": mine})
 
     def _response(self, group):
         first = group[0]
@@ -355,11 +413,17 @@ class Coordinator:
                     "op": first.get("op"), "root": first.get("root"),
                     "comp": first.get("comp"), "joined": list(self._joined)}
         submitted = first["requests"]
+        members = first.get("ranks") or self._everyone  # ranks in the set's order
         if first["kind"] in ("allgather", "reduce_scatter"):
             response["rows"] = [requests.rows_of(first["kind"], submitted.get(r), first,
-                                                 self.size, r) for r in range(self.size)]
+                                                 len(members), index)
+                                for index, r in enumerate(members)]
         if first["kind"] == "alltoall":
-            response["splits"] = [submitted[r]["splits"] for r in range(self.size)]
+            response["splits"] = [submitted[r]["splits"] for r in members]
+        if "ranks" in first:  # the data plane counts ranks within the set
+            response["ranks"] = first["ranks"]
+            if first.get("root") is not None:
+                response["root"] = first["ranks"].index(first["root"])
         return response
 
     def _check_stalls(self, now):
@@ -371,7 +435,8 @@ class Coordinator:
         for name, entry in self._pending.items():
             if now - entry.first_seen < self.stall_seconds:
                 continue
-            missing = set(range(self.size)) - set(entry.requests) - set(self._joined)
+            missing = set(entry.members or self._everyone) - set(entry.requests) - \
+                set(self._joined)
             if missing:
                 stalled[name] = (entry, missing)
         for name, (entry, missing) in stalled.items():

@@ -27,6 +27,7 @@ import os
 import threading
 
 from tensorweave.collective import elastic_rendezvous
+from tensorweave.collective import group_planes
 from tensorweave.collective import mpi_plane
 from tensorweave.collective import native
 from tensorweave.collective import rendezvous
@@ -159,7 +160,8 @@ def init(backend=None, rank=None, size=None, coordinator=None, cluster_spec=None
                 hosted.close()
             raise
         _current = Communicator(backend, Topology(rank, [e["host"] for e in table]),
-                                control, plane, coordinator=hosted)
+                                control, plane, coordinator=hosted,
+                                group_planes=group_planes.GroupPlanes(plane, rank))
         return _current
 
 

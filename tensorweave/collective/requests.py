@@ -11,7 +11,8 @@ def signature(meta):
     kind, shape = meta["kind"], tuple(meta["shape"])
     if kind in ("allgather", "alltoall"):
         shape = shape[1:]  # the first dimension may differ per rank
-    return (kind, meta["dtype"], shape, meta.get("op"), meta.get("root"), meta.get("comp"))
+    return (kind, meta["dtype"], shape, meta.get("op"), meta.get("root"), meta.get("comp"),
+            tuple(meta.get("ranks", ())), tuple(meta.get("group", ())))
 
 
 def summary(rank, meta):
@@ -21,6 +22,10 @@ def summary(rank, meta):
         text += f" ({meta['op']})"
     if meta.get("root") is not None:
         text += f" (root {meta['root']})"
+    if meta.get("ranks") is not None:
+        text += f" in the process set of ranks {meta['ranks']}"
+    if meta.get("group") is not None:
+        text += f" in group {meta['group'][0]} of {meta['group'][1]} ranks"
     return text
 
 
@@ -55,21 +60,38 @@ def _itemsize(dtype_name):
     return dtype.itemsize if dtype is not None and dtype.kind in "biufc" else 0
 
 
-def no_problem(request, size):
+def members_of(request, everyone):
+    """The ranks that run the request's collective: its process set (a sorted list of distinct
+    ranks of the job, process_sets.py), else `everyone`; None when its set is malformed."""
+    ranks = request.get("ranks")
+    if ranks is None:
+        return everyone
+    if not isinstance(ranks, list) or not ranks or \
+            any(not isinstance(r, int) for r in ranks) or ranks != sorted(set(ranks)) or \
+            ranks[0] < 0 or ranks[-1] >= len(everyone):
+        return None
+    return tuple(ranks)
+
+
+# The checks of one request against the ranks that run it (`members`, global ranks).
+def no_problem(request, members):
     return None
 
 
-def _gather_problem(request, size):
+def _gather_problem(request, members):
     return "allgather needs at least one dimension" if not request["shape"] else None
 
 
-def _broadcast_problem(request, size):
+def _broadcast_problem(request, members):
     root = request.get("root")
-    return None if isinstance(root, int) and 0 <= root < size else \
-        f"root rank {root} is outside [0, {size})"
+    if isinstance(root, int) and root in members:
+        return None
+    if request.get("ranks") is None:
+        return f"root rank {root} is outside [0, {len(members)})"
+    return f"root rank {root} is not in the process set of ranks {list(members)}"
 
 
-def _reduce_scatter_problem(request, size):
+def _reduce_scatter_problem(request, members):
     if not request["shape"]:
         return "reduce_scatter needs at least one dimension"
     rows = request.get("rows")
@@ -78,7 +100,8 @@ def _reduce_scatter_problem(request, size):
     return None
 
 
-def _alltoall_problem(request, size):
+def _alltoall_problem(request, members):
+    size = len(members)
     splits = request.get("splits")
     if not request["shape"]:
         return "alltoall needs at least one dimension"

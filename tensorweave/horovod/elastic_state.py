@@ -44,20 +44,49 @@ def communicator_or_internal_error():
     return comm
 
 
-def broadcast_object(obj, root_rank=0):
-    """`obj` of `root_rank`, pickled, on every rank (Horovod's hvd.broadcast_object)."""
+def broadcast_object(obj, root_rank=0, session=None, name=None, process_set=None):
+    """`obj` of `root_rank`, pickled, on every rank (of `process_set`, a hvd.ProcessSet;
+    root_rank is a global rank): Horovod's hvd.broadcast_object. `session` and `name` are
+    Horovod's and not needed: the bytes go through the communicator directly."""
     comm = communicator_or_internal_error()
+    ranks = process_set.ranks if process_set is not None and \
+        process_set.process_set_id != 0 else None
     try:
         if comm.rank == root_rank:
             payload = np.frombuffer(pickle.dumps(obj), np.uint8)
-            comm.broadcast(np.array([payload.size], np.int64), root=root_rank)
-            comm.broadcast(payload, root=root_rank)
+            comm.broadcast(np.array([payload.size], np.int64), root=root_rank,
+                           process_set=ranks)
+            comm.broadcast(payload, root=root_rank, process_set=ranks)
             return obj
-        length = comm.broadcast(np.zeros(1, np.int64), root=root_rank)
-        payload = comm.broadcast(np.zeros(int(length[0]), np.uint8), root=root_rank)
+        length = comm.broadcast(np.zeros(1, np.int64), root=root_rank, process_set=ranks)
+        payload = comm.broadcast(np.zeros(int(length[0]), np.uint8), root=root_rank,
+                                 process_set=ranks)
     except errors.OpError as exc:
         raise HorovodInternalError(exc.message) from exc
     return pickle.loads(payload.tobytes())
+
+
+def broadcast_object_fn(root_rank=0, session=None, name=None, process_set=None):
+    """A function broadcasting its argument as broadcast_object does (Horovod's
+    hvd.broadcast_object_fn)."""
+    return lambda obj: broadcast_object(obj, root_rank, session, name, process_set)
+
+
+def allgather_object(obj, session=None, name=None, process_set=None):
+    """Every rank's `obj` (of the ranks of `process_set`, in their order), pickled and
+    gathered: Horovod's hvd.allgather_object."""
+    comm = communicator_or_internal_error()
+    ranks = process_set.ranks if process_set is not None and \
+        process_set.process_set_id != 0 else None
+    payload = np.frombuffer(pickle.dumps(obj), np.uint8)
+    try:
+        lengths = comm.allgather(np.array([payload.size], np.int64), process_set=ranks)
+        gathered = comm.allgather(payload, process_set=ranks)
+    except errors.OpError as exc:
+        raise HorovodInternalError(exc.message) from exc
+    bounds = np.concatenate([[0], np.cumsum(lengths)])
+    return [pickle.loads(gathered[bounds[i]:bounds[i + 1]].tobytes())
+            for i in range(len(lengths))]
 
 
 class State:

@@ -35,13 +35,17 @@ def _collective_name(tensor_name, instance_key):
     return f"instance:{instance_key}" if instance_key else tensor_name
 
 
-def _start(step, done, op_type, tensor_name, group_size, instance_key, kind, array, **params):
-    """Submits the collective and wires its completion (or the step's cancellation) to done."""
+def _start(step, done, op_type, tensor_name, group, kind, array, **params):
+    """Submits the collective and wires its completion (or the step's cancellation) to done.
+    `group` is (group_size, group_key, instance_key, group_ranks): among `group_ranks` if
+    given, else, when group_size is not the whole job, among the first group_size ranks to
+    use group_key (TF's groups)."""
+    group_size, group_key, instance_key, group_ranks = group
     comm = _communicator(f"{op_type} '{tensor_name}'")
-    if group_size and group_size != comm.size:
-        raise errors.InvalidArgumentError(None, None, f"{op_type} '{tensor_name}': group_size "
-                                          f"{group_size} but the job has {comm.size} ranks "
-                                          "(only the group of every rank is supported)")
+    if group_ranks:
+        params["process_set"] = list(group_ranks)
+    elif group_size and group_size != comm.size:  # TF's group: its members join at run time
+        params["group"] = (group_key, group_size)
     future = comm.submit(kind, array, _collective_name(tensor_name, instance_key), **params)
     _complete(step, done, future,
               label_of=lambda plane: f"{op_type} {tensor_name}: {plane}, {array.nbytes} bytes")
@@ -86,44 +90,51 @@ def _complete(step, done, future, convert=None, label_of=None):
 
 @register_kernel("CollectiveAllReduce", step_context=True, execution="async")
 def all_reduce(step, tensor, *, done, T, reduction, group_size, group_key, instance_key,
-               tensor_name, compression):
-    _start(step, done, "CollectiveAllReduce", tensor_name, group_size, instance_key, "allreduce",
+               tensor_name, compression, group_ranks):
+    _start(step, done, "CollectiveAllReduce", tensor_name,
+           (group_size, group_key, instance_key, group_ranks), "allreduce",
            np.asarray(tensor, T.np_dtype), op=reduction,
            compression=None if compression == "none" else compression)
 
 
 @register_kernel("CollectiveAllGather", step_context=True, execution="async")
-def all_gather(step, tensor, *, done, T, group_size, group_key, instance_key, tensor_name):
-    _start(step, done, "CollectiveAllGather", tensor_name, group_size, instance_key,
-           "allgather", np.asarray(tensor, T.np_dtype))
+def all_gather(step, tensor, *, done, T, group_size, group_key, instance_key, tensor_name,
+               group_ranks):
+    _start(step, done, "CollectiveAllGather", tensor_name,
+           (group_size, group_key, instance_key, group_ranks), "allgather",
+           np.asarray(tensor, T.np_dtype))
 
 
 @register_kernel("CollectiveBroadcast", step_context=True, execution="async")
 def broadcast(step, tensor, *, done, T, root_rank, group_size, group_key, instance_key,
-              tensor_name):
-    _start(step, done, "CollectiveBroadcast", tensor_name, group_size, instance_key,
-           "broadcast", np.asarray(tensor, T.np_dtype), root=root_rank)
+              tensor_name, group_ranks):
+    _start(step, done, "CollectiveBroadcast", tensor_name,
+           (group_size, group_key, instance_key, group_ranks), "broadcast",
+           np.asarray(tensor, T.np_dtype), root=root_rank)
 
 
 @register_kernel("CollectiveReduceScatter", step_context=True, execution="async")
 def reduce_scatter(step, tensor, *, done, T, reduction, group_size, group_key, instance_key,
-                   tensor_name):
-    _start(step, done, "CollectiveReduceScatter", tensor_name, group_size, instance_key,
-           "reduce_scatter", np.asarray(tensor, T.np_dtype), op=reduction)
+                   tensor_name, group_ranks):
+    _start(step, done, "CollectiveReduceScatter", tensor_name,
+           (group_size, group_key, instance_key, group_ranks), "reduce_scatter",
+           np.asarray(tensor, T.np_dtype), op=reduction)
 
 
 @register_kernel("CollectiveAllGatherGrad", step_context=True, execution="async")
 def all_gather_grad(step, grad, rows, *, done, T, group_size, group_key, instance_key,
-                    tensor_name):
-    _start(step, done, "CollectiveAllGatherGrad", tensor_name, group_size, instance_key,
-           "reduce_scatter", np.asarray(grad, T.np_dtype), op="sum", rows=int(rows))
+                    tensor_name, group_ranks):
+    _start(step, done, "CollectiveAllGatherGrad", tensor_name,
+           (group_size, group_key, instance_key, group_ranks), "reduce_scatter",
+           np.asarray(grad, T.np_dtype), op="sum", rows=int(rows))
 
 
 @register_kernel("CollectiveAllToAll", step_context=True, execution="async")
 def all_to_all(step, tensor, splits, *, done, T, group_size, group_key, instance_key,
-               tensor_name):
-    _start(step, done, "CollectiveAllToAll", tensor_name, group_size, instance_key,
-           "alltoall", np.asarray(tensor, T.np_dtype),
+               tensor_name, group_ranks):
+    _start(step, done, "CollectiveAllToAll", tensor_name,
+           (group_size, group_key, instance_key, group_ranks), "alltoall",
+           np.asarray(tensor, T.np_dtype),
            splits=None if np.size(splits) == 0 else [int(s) for s in np.ravel(splits)])
 
 

@@ -6,8 +6,14 @@ tensor to the job's communicator (tensorweave.collective) and completes when eve
 taken part. Ops are matched across ranks by `instance_key` when it is non-zero (TF's
 collective ops), else by the op's name (`tensor_name`, set to the node name), so two
 collectives in one step never mix; ranks whose ops disagree (shape, dtype, reduction, order)
-get an error naming both, never a hang. `group_size` 0 means every rank of the job (the only
-group supported); `group_key` is kept for TF compatibility.
+get an error naming both, never a hang. `group_size` 0 means every rank of the job; a
+sub-group of ranks is given by `group_ranks` (its global ranks; then `group_size`, if not 0,
+must be their number): only those ranks run the op, each group's collectives negotiated and
+moved among its own ranks, so ops of disjoint groups run at the same time and ops of different
+groups never mix even under one name or instance key (tensorweave/collective/process_sets.py).
+Without group_ranks, a `group_size` short of the job is TF's group: its members are the first
+group_size ranks to run a collective of that `group_key` (tensorweave/collective/groups.py).
+With group_ranks, `group_key` is informational (Horovod's API puts the process set id there).
 
 Gradients: allreduce's is an allreduce of the gradient (sum and mean); allgather's is the
 rows of this rank in the sum of every rank's gradient (a reduce-scatter by the ranks' row
@@ -24,7 +30,8 @@ from tensorweave.ops.op_util import make_op
 
 REDUCTIONS = ("sum", "mean", "min", "max", "product")
 _GROUP_ATTRS = {"group_size": ("int", 0), "group_key": ("int", 0),
-                "instance_key": ("int", 0), "tensor_name": ("string", "")}
+                "instance_key": ("int", 0), "tensor_name": ("string", ""),
+                "group_ranks": ("list(int)", [])}
 
 
 def _rows_unknown(op):
@@ -75,20 +82,37 @@ def _check_reduction(reduction, op_name):
                          f"{REDUCTIONS}")
 
 
-def _collective(op_type, inputs, attrs, name, group_size, group_key, instance_key):
+def _group_ranks(op_type, group_ranks, group_size):
+    """The sorted distinct ranks of a sub-group ([]: every rank), checked against group_size."""
+    if group_ranks is None:
+        return []
+    ranks = sorted({int(r) for r in group_ranks})
+    if len(ranks) != len(list(group_ranks)) or (ranks and ranks[0] < 0):
+        raise ValueError(f"{op_type}: group_ranks must be distinct ranks >= 0, got "
+                         f"{list(group_ranks)}")
+    if ranks and int(group_size) not in (0, len(ranks)):
+        raise ValueError(f"{op_type}: group_size {group_size} but group_ranks names "
+                         f"{len(ranks)} ranks {ranks}")
+    return ranks
+
+
+def _collective(op_type, inputs, attrs, name, group_size, group_key, instance_key,
+                group_ranks=None):
     for label, value in (("group_size", group_size), ("group_key", group_key),
                          ("instance_key", instance_key)):
         if int(value) < 0:
             raise ValueError(f"{op_type}: {label} must be >= 0, got {value}")
+    ranks = _group_ranks(op_type, group_ranks, group_size)
     op = make_op(op_type, inputs, dict(attrs, group_size=int(group_size),
                                        group_key=int(group_key),
-                                       instance_key=int(instance_key)), name)
+                                       instance_key=int(instance_key), group_ranks=ranks),
+                 name)
     op._set_attr("tensor_name", op.name)
     return op.outputs[0]
 
 
 def all_reduce(t, reduction="sum", group_size=0, group_key=0, instance_key=0, name=None,
-               compression="none"):
+               compression="none", group_ranks=None):
     """`t` reduced over every rank (`reduction`: sum, mean, min, max, product).
     `compression="bf16"` (float32) sends bfloat16 between hosts: each value on the wire loses
     less than 2**-7 of its magnitude; ranks on one host exchange exact values."""
@@ -100,37 +124,44 @@ def all_reduce(t, reduction="sum", group_size=0, group_key=0, instance_key=0, na
                          f"float32; the tensor is {t.dtype.name})")
     return _collective("CollectiveAllReduce", [t], {"reduction": reduction,
                                                     "compression": compression},
-                       name or "CollectiveAllReduce", group_size, group_key, instance_key)
+                       name or "CollectiveAllReduce", group_size, group_key, instance_key,
+                       group_ranks)
 
 
-def all_gather(t, group_size=0, group_key=0, instance_key=0, name=None):
+def all_gather(t, group_size=0, group_key=0, instance_key=0, name=None, group_ranks=None):
     """Every rank's `t` concatenated along dimension 0 (whose size may differ per rank)."""
     return _collective("CollectiveAllGather", [convert_to_tensor(t)], {},
-                       name or "CollectiveAllGather", group_size, group_key, instance_key)
+                       name or "CollectiveAllGather", group_size, group_key, instance_key,
+                       group_ranks)
 
 
-def broadcast(t, root_rank=0, group_size=0, group_key=0, instance_key=0, name=None):
-    """The value of `t` on rank `root_rank`, on every rank."""
+def broadcast(t, root_rank=0, group_size=0, group_key=0, instance_key=0, name=None,
+              group_ranks=None):
+    """The value of `t` on rank `root_rank` (a global rank, in group_ranks if given), on every
+    rank."""
     if int(root_rank) < 0:
         raise ValueError(f"broadcast: root_rank must be >= 0, got {root_rank}")
     return _collective("CollectiveBroadcast", [convert_to_tensor(t)],
                        {"root_rank": int(root_rank)}, name or "CollectiveBroadcast",
-                       group_size, group_key, instance_key)
+                       group_size, group_key, instance_key, group_ranks)
 
 
-def reduce_scatter(t, reduction="sum", group_size=0, group_key=0, instance_key=0, name=None):
+def reduce_scatter(t, reduction="sum", group_size=0, group_key=0, instance_key=0, name=None,
+                   group_ranks=None):
     """This rank's share (split along dimension 0) of `t` reduced over every rank."""
     _check_reduction(reduction, "reduce_scatter")
     return _collective("CollectiveReduceScatter", [convert_to_tensor(t)],
                        {"reduction": reduction}, name or "CollectiveReduceScatter",
-                       group_size, group_key, instance_key)
+                       group_size, group_key, instance_key, group_ranks)
 
 
-def all_to_all(t, splits=None, group_size=0, group_key=0, instance_key=0, name=None):
+def all_to_all(t, splits=None, group_size=0, group_key=0, instance_key=0, name=None,
+               group_ranks=None):
     """Rank r sends rows splits[j] of `t` to rank j and receives every rank's rows for it."""
     splits = convert_to_tensor([] if splits is None else splits, dtype="int32")
     return _collective("CollectiveAllToAll", [convert_to_tensor(t), splits], {},
-                       name or "CollectiveAllToAll", group_size, group_key, instance_key)
+                       name or "CollectiveAllToAll", group_size, group_key, instance_key,
+                       group_ranks)
 
 
 def join(name=None):
@@ -139,7 +170,8 @@ def join(name=None):
 
 
 def _same_group(op):
-    return {"group_size": op.get_attr("group_size"), "group_key": op.get_attr("group_key")}
+    return {"group_size": op.get_attr("group_size"), "group_key": op.get_attr("group_key"),
+            "group_ranks": op.get_attr("group_ranks")}
 
 
 @register_gradient("CollectiveAllReduce")
@@ -156,8 +188,7 @@ def _all_reduce_grad(op, grad):
 def _all_gather_grad(op, grad):
     rows = array_ops.shape(op.inputs[0])[0]
     gathered = _collective("CollectiveAllGatherGrad", [convert_to_tensor(grad), rows], {},
-                           op.name + "_grad", op.get_attr("group_size"),
-                           op.get_attr("group_key"), 0)
+                           op.name + "_grad", instance_key=0, **_same_group(op))
     return [gathered]
 
 
