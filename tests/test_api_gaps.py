@@ -1,0 +1,152 @@
+"""The last TF 1.x names outside the op families: the TypeSpecs and type_spec_from_value,
+tf.nn.static_state_saving_rnn against a NumPy RNN over two segments, tf.train.CheckpointOptions,
+SavedModel's MethodNameUpdater, tf.summary.get_summary_description, tf.io.gfile's schemes and
+tf.types.experimental."""
+import os
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+
+
+def test_type_specs_of_values():
+    assert tf.type_spec_from_value(tf.zeros([2, 3], tf.int64)) == tf.TensorSpec([2, 3],
+                                                                                  tf.int64)
+    assert tf.type_spec_from_value([1.0, 2.0]) == tf.TensorSpec([2], tf.float32)
+    assert tf.type_spec_from_value(np.zeros([4], np.float64)) == tf.TensorSpec([4], tf.float64)
+    assert tf.type_spec_from_value(b"x") == tf.TensorSpec([], tf.string)
+    assert tf.type_spec_from_value(None) == tf.NoneTensorSpec()
+    slices = tf.IndexedSlices(tf.zeros([5, 3]), tf.constant([0, 2, 4], tf.int64),
+                              tf.constant([9, 3], tf.int64))
+    spec = tf.type_spec_from_value(slices)
+    assert spec == tf.IndexedSlicesSpec([None, 3], tf.float32, tf.int64, tf.int64, [3])
+    assert spec.is_compatible_with(tf.IndexedSlicesSpec([None, 3], tf.float32, tf.int64,
+                                                        tf.int64))
+    assert not spec.is_compatible_with(tf.IndexedSlicesSpec([None, 4], tf.float32, tf.int64,
+                                                            tf.int64))
+    sparse = tf.SparseTensor([[0, 1]], [1.0], [2, 3])
+    assert tf.type_spec_from_value(sparse) == tf.SparseTensorSpec([2, 3], tf.float32)
+    dataset = tf.data.Dataset.from_tensor_slices(np.zeros([4, 2], np.float32))
+    assert tf.type_spec_from_value(dataset).element_spec == tf.TensorSpec([2], tf.float32)
+    for spec_class in (tf.TensorSpec, tf.IndexedSlicesSpec, tf.NoneTensorSpec, tf.OptionalSpec,
+                       tf.TensorArraySpec, tf.SparseTensorSpec):
+        assert issubclass(spec_class, tf.TypeSpec)
+    with pytest.raises(TypeError, match="could not build a TypeSpec"):
+        tf.type_spec_from_value(object())
+
+
+class VariableStateSaver:
+    """A state saver keeping each named state in a variable (as a queue-backed saver keeps
+    it between segments of a sequence)."""
+
+    def __init__(self, sizes, batch):
+        self.vars = {name: tf.Variable(tf.zeros([batch, size]), name=name)
+                     for name, size in sizes.items()}
+
+    def state(self, name):
+        return self.vars[name].value()
+
+    def save_state(self, name, value):
+        return tf.assign(self.vars[name], value)
+
+
+def test_static_state_saving_rnn_carries_state_across_segments():
+    rng = np.random.default_rng(2)
+    data = rng.standard_normal((6, 2, 3)).astype(np.float32)  # two segments of 3 steps
+    cell = tf.nn.rnn_cell.LSTMCell(4)
+    saver = VariableStateSaver({"c": 4, "h": 4}, batch=2)
+    segment = tf.placeholder(tf.float32, [3, 2, 3])
+    outputs, state = tf.nn.static_state_saving_rnn(cell, tf.unstack(segment), saver,
+                                                   ("c", "h"), scope="rnn")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got = [sess.run(outputs[-1], {segment: data[:3]}),
+               sess.run(outputs[-1], {segment: data[3:]})]
+        kernel, bias = sess.run([v for v in tf.global_variables() if "rnn/" in v.op.name])
+    c, h = np.zeros((2, 4)), np.zeros((2, 4))
+    want = []
+    for t in range(6):
+        i, j, f, o = np.split(np.concatenate([data[t], h], 1) @ kernel + bias, 4, axis=1)
+        c = c / (1 + np.exp(-(f + 1.0))) + np.tanh(j) / (1 + np.exp(-i))
+        h = np.tanh(c) / (1 + np.exp(-o))
+        if t in (2, 5):
+            want.append(h)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="structure of cell.state_size"):
+        tf.nn.static_state_saving_rnn(cell, tf.unstack(segment), saver, "c", scope="rnn2")
+
+
+def test_checkpoint_options_skip_slots_and_call_back(tmp_path):
+    w = tf.Variable([1.0, 2.0])
+    opt = tf.train.AdamOptimizer(0.1)
+    train = opt.minimize(tf.reduce_sum(w * w))
+    written = []
+    checkpoint = tf.train.Checkpoint(w=w, optimizer=opt)
+    options = tf.train.CheckpointOptions(experimental_skip_slot_variables=True,
+                                         experimental_write_callbacks=[written.append])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        path = checkpoint.save(str(tmp_path / "ckpt"), sess, options=options)
+        full = checkpoint.save(str(tmp_path / "full"), sess)
+    assert written == [path]
+    names = [name for name, _ in tf.train.list_variables(path)]
+    assert not [n for n in names if ".OPTIMIZER_SLOT" in n] and "w/.ATTRIBUTES/VARIABLE_VALUE" \
+        in names
+    assert [n for n, _ in tf.train.list_variables(full) if ".OPTIMIZER_SLOT" in n]
+    with pytest.raises(ValueError, match="experimental_sharding_callback"):
+        tf.train.CheckpointOptions(experimental_sharding_callback=lambda: None)
+
+
+def _export(export_dir):
+    with tf.Graph().as_default(), tf.Session() as sess:
+        x = tf.placeholder(tf.float32, [None, 2], name="x")
+        y = tf.identity(x * 2.0, name="y")
+        builder = tf.saved_model.Builder(export_dir)
+        signature = tf.saved_model.predict_signature_def({"x": x}, {"y": y})
+        builder.add_meta_graph_and_variables(sess, ["serve"], {"predict": signature})
+        builder.add_meta_graph(["other"], {"predict": signature})
+        builder.save()
+
+
+def test_method_name_updater(tmp_path):
+    export_dir = str(tmp_path / "model")
+    _export(export_dir)
+    updater = tf.saved_model.signature_def_utils.MethodNameUpdater(export_dir)
+    updater.replace_method_name("predict", "tensorflow/serving/classify", tags="serve")
+    with pytest.raises(ValueError, match="no MetaGraphDef with tags"):
+        updater.replace_method_name("predict", "x", tags=["missing"])
+    with pytest.raises(ValueError, match="has no signature_def 'nope'"):
+        updater.replace_method_name("nope", "x", tags=["serve"])
+    updater.save(str(tmp_path / "renamed"))
+    assert os.listdir(tmp_path / "renamed") == ["saved_model.pb"]
+    from tensorweave.train.saved_model.loader import read_saved_model
+    metas = {tuple(m.meta_info_def.tags): m for m in
+             read_saved_model(str(tmp_path / "renamed")).meta_graphs}
+    assert metas[("serve",)].signature_def["predict"].method_name == \
+        "tensorflow/serving/classify"
+    assert metas[("other",)].signature_def["predict"].method_name == \
+        "tensorflow/serving/predict"
+    original = read_saved_model(export_dir).meta_graphs[0]
+    assert original.signature_def["predict"].method_name == "tensorflow/serving/predict"
+
+
+def test_summary_description_gfile_schemes_and_types():
+    node = tf.NodeDef(op="TensorSummary")
+    node.attr["description"].s = b'{"typeHint": "image"}'
+    assert tf.summary.get_summary_description(node).type_hint == "image"
+    with pytest.raises(ValueError, match="only a TensorSummary"):
+        tf.summary.get_summary_description(tf.NodeDef(op="ScalarSummary"))
+    schemes = tf.io.gfile.get_registered_schemes()
+    assert set(schemes) == {"", "file"}
+    with pytest.raises(tf.errors.UnimplementedError, match="gs"):
+        tf.io.gfile.exists("gs://bucket/x")
+
+    def fn(x: tf.TensorSpec([2], tf.float32), y=3):
+        return x
+
+    signature = tf.types.experimental.FunctionType.from_callable(fn)
+    assert list(signature.parameters) == ["x", "y"]
+    assert signature.flat_inputs()[0] == tf.TensorSpec([2], tf.float32)
+    assert tf.Tensor in tf.types.experimental.TensorLike.__args__
