@@ -150,3 +150,63 @@ def test_summary_description_gfile_schemes_and_types():
     assert list(signature.parameters) == ["x", "y"]
     assert signature.flat_inputs()[0] == tf.TensorSpec([2], tf.float32)
     assert tf.Tensor in tf.types.experimental.TensorLike.__args__
+
+
+class _Model:
+    def __init__(self, vocab_path):
+        with tf.device("/cpu:0"):
+            self.w = tf.Variable([[1.0], [2.0]], name="w")
+        self.vocab = tf.saved_model.Asset(vocab_path)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32)])
+    def predict(self, x):
+        return {"y": tf.matmul(x, self.w) + 1.0}
+
+
+def test_saved_model_save_and_load_v2(tmp_path):
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("a\nb\n")
+    model = _Model(str(vocab))
+    export = str(tmp_path / "model")
+    with tf.Session() as sess, sess.as_default():
+        sess.run(tf.global_variables_initializer())
+        tf.saved_model.save(model, export)
+        sess.run(tf.assign(model.w, [[9.0], [9.0]]))   # after the save: not in the model
+        tf.saved_model.save(model, str(tmp_path / "keep"), signatures={"mine": model.predict},
+                            options=tf.saved_model.SaveOptions(
+                                experimental_variable_policy=tf.saved_model.experimental
+                                .VariablePolicy.SAVE_VARIABLE_DEVICES))
+    assert (tmp_path / "model" / "assets" / "vocab.txt").read_text() == "a\nb\n"
+    from tensorweave.train.saved_model.loader import read_saved_model
+    cleared = read_saved_model(export).meta_graphs[0]
+    kept = read_saved_model(str(tmp_path / "keep")).meta_graphs[0]
+    assert not [n.device for n in cleared.graph_def.node if n.device]
+    assert [n.device for n in kept.graph_def.node if n.name == "w"] == ["/device:CPU:0"]
+    x = np.array([[1.0, 1.0], [0.0, 3.0]], np.float32)
+    with tf.Graph().as_default(), tf.Session() as sess, sess.as_default():
+        loaded = tf.saved_model.load_v2(export)
+        signature = loaded.signatures["serving_default"]
+        first = signature(x=tf.constant(x))
+        second = signature(x=tf.constant(x * 2))
+        again = tf.saved_model.load_v2(str(tmp_path / "keep"), tags=["serve"])
+        third = again.signatures["mine"](x=x)
+        got = sess.run([first, second, third])
+        with pytest.raises(TypeError, match="expected the inputs"):
+            signature(y=x)
+    w = np.array([[1.0], [2.0]])
+    np.testing.assert_allclose(got[0]["y"], x @ w + 1)
+    np.testing.assert_allclose(got[1]["y"], 2 * x @ w + 1)
+    np.testing.assert_allclose(got[2]["y"], x @ np.full((2, 1), 9.0) + 1)
+
+
+def test_saved_model_save_needs_a_session_and_a_signature(tmp_path):
+    model = _Model(__file__)
+    with pytest.raises(ValueError, match="default session"):
+        tf.saved_model.save(model, str(tmp_path / "a"))
+    with tf.Session() as sess, sess.as_default():
+        sess.run(tf.global_variables_initializer())
+        with pytest.raises(ValueError, match="input_signature"):
+            tf.saved_model.save(model, str(tmp_path / "b"),
+                                signatures=tf.function(lambda x: x))
+    with pytest.raises(ValueError, match="unknown policy"):
+        tf.saved_model.SaveOptions(experimental_variable_policy="everything")
