@@ -210,3 +210,78 @@ def test_saved_model_save_needs_a_session_and_a_signature(tmp_path):
                                 signatures=tf.function(lambda x: x))
     with pytest.raises(ValueError, match="unknown policy"):
         tf.saved_model.SaveOptions(experimental_variable_policy="everything")
+
+
+class _Counter(tf.train.experimental.PythonState):
+    def __init__(self):
+        self.count = 0
+
+    def serialize(self):
+        return str(self.count)
+
+    def deserialize(self, string_value):
+        self.count = int(string_value)
+
+
+def test_python_state_is_saved_and_restored(tmp_path):
+    counter, w = _Counter(), tf.Variable(1.0)
+    checkpoint = tf.train.Checkpoint(counter=counter, w=w)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        counter.count = 7
+        first = checkpoint.save(str(tmp_path / "ckpt"), sess)
+        counter.count = 8
+        second = checkpoint.save(str(tmp_path / "ckpt"), sess)
+        checkpoint.restore(first).run_restore_ops(sess)
+        assert counter.count == 7
+    assert ("counter/.ATTRIBUTES/py_state", []) in tf.train.list_variables(second)
+    with tf.Graph().as_default(), tf.Session() as sess:   # a new program restores it
+        fresh = _Counter()
+        tf.train.Checkpoint(counter=fresh, w=tf.Variable(0.0)).restore(second) \
+            .run_restore_ops(sess)
+        assert fresh.count == 8
+
+
+def test_name_attr_list_round_trips():
+    value = tf.NameAttrList(name="my_function")
+    value.attr["T"].type = tf.float32.as_datatype_enum
+    value.attr["N"].i = 3
+    back = tf.NameAttrList.FromString(value.SerializeToString())
+    assert back.name == "my_function" and back.attr["N"].i == 3
+    assert back.attr["T"].type == tf.float32.as_datatype_enum
+
+
+_DEBUG_SCRIPT = """
+import threading, sys
+import tensorweave as tf
+if sys.argv[1] == "debug":
+    tf.data.experimental.enable_debug_mode()
+calls = []
+def record(v):
+    calls.append(threading.current_thread().name)
+    return v
+dataset = tf.data.Dataset.range(40).map(lambda x: tf.py_func(record, [x], tf.int64),
+                                        num_parallel_calls=4, deterministic=False).prefetch(8)
+element = dataset.make_one_shot_iterator().get_next()
+with tf.Session() as sess:
+    values = [int(sess.run(element)) for _ in range(3)]
+    ahead = len(calls)
+    values += [int(sess.run(element)) for _ in range(37)]
+pool = sum(name.startswith("tensorweave-data") for name in calls)
+print(values == list(range(40)), ahead, pool)
+"""
+
+
+@pytest.mark.timeout(60)
+def test_data_debug_mode_runs_pipelines_sequentially():
+    import subprocess
+    import sys
+    results = {}
+    for mode in ("normal", "debug"):
+        done = subprocess.run([sys.executable, "-c", _DEBUG_SCRIPT, mode], capture_output=True,
+                              text=True, timeout=50)
+        assert done.returncode == 0, done.stderr
+        results[mode] = done.stdout.split()
+    in_order, ahead, pool = results["debug"]
+    assert in_order == "True" and ahead == "3" and pool == "0"   # one call per element asked
+    assert int(results["normal"][2]) > 0                          # the map's thread pool

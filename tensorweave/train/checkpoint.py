@@ -21,6 +21,7 @@ from tensorweave.ops.partitioned_variables import PartitionedVariable
 from tensorweave.ops.variables import Variable
 from tensorweave.train import checkpoint_management
 from tensorweave.train.checkpoint_options import DEFAULT as _DEFAULT_OPTIONS
+from tensorweave.train.checkpoint_options import PythonState, python_state_saveable
 from tensorweave.train.optimizer import Optimizer
 from tensorweave.train.saver import Saver
 
@@ -70,6 +71,9 @@ def object_graph_variables(root):
             if isinstance(child, (Variable, PartitionedVariable)):
                 found["/".join(child_path + [_VALUE])] = child
                 paths[id(child)] = child_path
+            elif isinstance(child, PythonState):
+                key = "/".join(child_path + [".ATTRIBUTES/py_state"])
+                found[key] = python_state_saveable(child, key)
             else:
                 if isinstance(child, Optimizer):
                     optimizers.append((child, child_path))

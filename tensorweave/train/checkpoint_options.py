@@ -13,6 +13,11 @@
   experimental_sharding_callback    not supported (a ValueError names it): TF 2's sharding
                                     policies need its tensor-slice writer
 """
+import numpy as np
+
+from tensorweave.framework import dtypes
+from tensorweave.framework import graph as graph_lib
+from tensorweave.ops import script_ops
 
 
 class CheckpointOptions:
@@ -57,3 +62,57 @@ class CheckpointOptions:
 
 
 DEFAULT = CheckpointOptions()
+
+
+class PythonState:
+    """`tf.train.experimental.PythonState`: a Python object whose state a tf.train.Checkpoint
+    saves and restores as one string: subclasses define `serialize()` (returns a str or
+    bytes) and `deserialize(string_value)`. Saved under "<path>/.ATTRIBUTES/py_state"; the
+    string is taken when the save runs and handed back when the restore runs (both through
+    py_func ops, built once per graph)."""
+
+    def serialize(self):
+        raise NotImplementedError(f"{type(self).__name__} must define serialize()")
+
+    def deserialize(self, string_value):
+        raise NotImplementedError(f"{type(self).__name__} must define deserialize()")
+
+
+class _StringSpec:
+    def __init__(self, tensor, name):
+        self.tensor, self.name, self.slice_spec, self.dtype = tensor, name, "", tensor.dtype
+
+
+class _PythonStateSaveable:
+    """A PythonState in the Saver's protocol for non-variables (specs + restore)."""
+
+    def __init__(self, state, key):
+        self._state = state
+
+        def serialize():
+            value = state.serialize()
+            return value.encode() if isinstance(value, str) else bytes(value)
+        with graph_lib.name_scope("py_state"):
+            tensor = script_ops.py_func(serialize, [], dtypes.string, stateful=True)
+        tensor.set_shape([])
+        self.specs = [_StringSpec(tensor, key)]
+        self.name, self.op = key, tensor.op
+
+    def restore(self, restored_tensors, restored_shapes=None):
+        def deserialize(value):
+            self._state.deserialize(value.decode() if isinstance(value, bytes) else value)
+            return np.int64(0)
+        with graph_lib.name_scope("py_state_restore"):
+            return script_ops.py_func(deserialize, [restored_tensors[0]], dtypes.int64,
+                                      stateful=True).op
+
+
+def python_state_saveable(state, key):
+    """The saveable of `state` under `key` in the default graph (made once per graph)."""
+    graph = graph_lib.get_default_graph()
+    cache = state.__dict__.setdefault("_tensorweave_saveables", {})
+    saveable = cache.get((id(graph), key))
+    if saveable is None:
+        with graph.control_dependencies(None):
+            saveable = cache[(id(graph), key)] = _PythonStateSaveable(state, key)
+    return saveable
