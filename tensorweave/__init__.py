@@ -352,7 +352,7 @@ from tensorweave.data.value_specs import (IndexedSlicesSpec, NoneTensorSpec,  # 
 from tensorweave.ops.pinned_memory_ops import check_pinned  # noqa: E402,F401
 from tensorweave.ops.conv_general import conv  # noqa: E402,F401
 from tensorweave.framework.protos.name_attr_list_pb2 import NameAttrList  # noqa: E402,F401
-from tensorweave import types, user_ops  # noqa: E402,F401
+from tensorweave import tpu, types, user_ops, xla  # noqa: E402,F401
 
 # TF 1.x's own module paths (`tensorflow.python.framework.ops`, `tensorflow.core...._pb2`),
 # which programs import directly, answered from these namespaces (compat/source_paths.py).

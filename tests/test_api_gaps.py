@@ -285,3 +285,18 @@ def test_data_debug_mode_runs_pipelines_sequentially():
     in_order, ahead, pool = results["debug"]
     assert in_order == "True" and ahead == "3" and pool == "0"   # one call per element asked
     assert int(results["normal"][2]) > 0                          # the map's thread pool
+
+
+def test_sdca_shrink_l1():
+    values = [np.array([0.5, -0.05, -2.0, 0.1], np.float32), np.array([[0.3, -0.3]], np.float32)]
+    weights = [tf.Variable(v) for v in values]
+    shrink = tf.train.sdca_shrink_l1(weights, l1=0.2, l2=2.0)   # shrinkage 0.1
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(shrink)
+        got = sess.run(weights)
+    for value, result in zip(values, got):
+        np.testing.assert_allclose(result, np.sign(value) * np.maximum(np.abs(value) - 0.1, 0),
+                                   atol=1e-7)
+    with pytest.raises(ValueError, match="l2 must be a positive"):
+        tf.train.sdca_shrink_l1(weights, 0.1, 0.0)

@@ -1,7 +1,7 @@
 """The last TF 1.x ops and op-level names: tf.conv (general N-D convolution) against a direct
 NumPy convolution with numeric gradients, tf.GradientTape against closed-form derivatives,
 tf.random.experimental.index_shuffle / stateless_shuffle (bijective, deterministic per seed),
-tf.user_ops.my_fact and tf.check_pinned (a CPU-only build's FailedPreconditionError)."""
+tf.user_ops.my_fact, tf.check_pinned and tf.tpu (what a build without CUDA or TPUs does)."""
 import itertools
 
 import numpy as np
@@ -10,7 +10,8 @@ import pytest
 import tensorweave as tf
 from tensorweave.testing import gradient_checker
 
-COVERED_OP_TYPES = {"Fact", "CheckPinned"}
+COVERED_OP_TYPES = {"Fact", "CheckPinned", "ConfigureDistributedTPU", "ShutdownDistributedTPU",
+                    "CrossReplicaSum"}
 RNG = np.random.default_rng(21)
 
 
@@ -190,3 +191,64 @@ def test_my_fact_and_check_pinned():
     assert checked.shape.as_list() == [2]
     with pytest.raises(tf.errors.FailedPreconditionError, match="without CUDA"):
         run(checked)
+
+
+def test_tpu_ops_fail_as_without_tpus():
+    x = tf.constant([1.0, 2.0])
+    summed = tf.tpu.cross_replica_sum(x)
+    assert summed.shape.as_list() == [2]
+    (grad,) = tf.gradients(summed, [x])
+    assert grad.op.type == "CrossReplicaSum"        # TF's gradient: a sum of the gradients
+    for fetch, op_type in ((tf.tpu.initialize_system(), "ConfigureDistributedTPU"),
+                           (tf.tpu.shutdown_system(), "ShutdownDistributedTPU"),
+                           (summed, "CrossReplicaSum")):
+        with pytest.raises(tf.errors.InvalidArgumentError, match=op_type + ": no kernel"):
+            run(fetch)
+    for name in ("rewrite", "replicate", "shard", "batch_parallel"):
+        with pytest.raises(ValueError, match=f"tf.tpu.{name}: there are no TPU cores"):
+            getattr(tf.tpu, name)(lambda: x)
+
+
+def test_bfloat16_scope_keeps_float32_variables():
+    with tf.tpu.bfloat16_scope():
+        v = tf.get_variable("v", [2], dtype=tf.bfloat16,
+                            initializer=tf.constant_initializer(1.5))
+        w = tf.get_variable("w", [2], dtype=tf.float32,
+                            initializer=tf.constant_initializer(2.0))
+    stored = [var for var in tf.global_variables() if var.op.name == "v"]
+    assert v.dtype == tf.bfloat16 and stored[0].dtype.base_dtype == tf.float32
+    assert w.dtype.base_dtype == tf.float32
+    np.testing.assert_allclose(run(tf.cast(v, tf.float32)), [1.5, 1.5])
+
+
+def test_cross_shard_optimizer():
+    w = tf.Variable([1.0, -2.0])
+    loss = tf.reduce_sum(w * w)
+    opt = tf.tpu.CrossShardOptimizer(tf.train.GradientDescentOptimizer(0.1))
+    ((grad, var),) = opt.compute_gradients(loss, [w])
+    np.testing.assert_allclose(run(grad), [2.0, -4.0])       # one shard: the plain gradient
+    train = opt.apply_gradients([(grad, var)])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="CrossReplicaSum"):
+        run(train)
+
+
+def test_xla_compile_and_jit_scope_keep_tf_conventions():
+    x = tf.constant([1.0, 2.0])
+    (single,) = tf.xla.experimental.compile(lambda a: a * 3.0, [x])
+    pair = tf.xla.experimental.compile(lambda a: {"y": a + 1.0, "z": a * a}, [x])
+    counter = tf.Variable(0.0)
+    bumped = tf.xla.experimental.compile(lambda: tf.assign_add(counter, 1.0).op)
+    assert bumped.type == "NoOp"
+    with tf.xla.experimental.jit_scope():
+        scoped = x * 5.0
+    with pytest.raises(TypeError, match="compile_ops"):
+        with tf.xla.experimental.jit_scope(compile_ops="yes"):
+            pass
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got = sess.run([single, pair, scoped])
+        sess.run(bumped)
+        assert sess.run(counter) == 1.0
+    np.testing.assert_allclose(got[0], [3.0, 6.0])
+    np.testing.assert_allclose(got[1]["z"], [1.0, 4.0])
+    np.testing.assert_allclose(got[2], [5.0, 10.0])
