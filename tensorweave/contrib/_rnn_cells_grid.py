@@ -71,9 +71,6 @@ class GridLSTMCell(RNNCell):
     def output_size(self):
         return 2 * self._num_units * self._total_blocks
 
-    def build(self, inputs_shape):
-        self.built = True
-
     def call(self, inputs, state):
         outputs, states = [], []
         for block, slices in enumerate(self._block_slices(inputs)):

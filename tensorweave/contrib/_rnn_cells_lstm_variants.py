@@ -92,9 +92,6 @@ class CoupledInputForgetGateLSTMCell(RNNCell):
     def output_size(self):
         return self._num_proj or self._num_units
 
-    def build(self, inputs_shape):
-        self.built = True
-
     def call(self, inputs, state):
         units, out = self._num_units, self._num_proj or self._num_units
         if self._state_is_tuple:
@@ -168,9 +165,6 @@ class TimeFreqLSTMCell(RNNCell):
     def output_size(self):
         return self._num_units
 
-    def build(self, inputs_shape):
-        self.built = True
-
     def call(self, inputs, state):
         units, dtype = self._num_units, inputs.dtype
         width = _static_width(inputs, "TimeFreqLSTMCell")
@@ -237,16 +231,8 @@ class PhasedLSTMCell(RNNCell):
         self._ratio_on, self._trainable_ratio_on = ratio_on, trainable_ratio_on
         self._period_range = (float(period_init_min), float(period_init_max))
 
-    @property
-    def state_size(self):
-        return LSTMStateTuple(self._num_units, self._num_units)
-
-    @property
-    def output_size(self):
-        return self._num_units
-
-    def build(self, inputs_shape):
-        self.built = True
+    state_size = property(lambda self: LSTMStateTuple(self._num_units, self._num_units))
+    output_size = property(lambda self: self._num_units)
 
     def __call__(self, inputs, state, scope=None):
         if not isinstance(inputs, (tuple, list)) or len(inputs) != 2:
