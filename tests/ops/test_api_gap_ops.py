@@ -1,7 +1,8 @@
 """The last TF 1.x ops and op-level names: tf.conv (general N-D convolution) against a direct
 NumPy convolution with numeric gradients, tf.GradientTape against closed-form derivatives,
 tf.random.experimental.index_shuffle / stateless_shuffle (bijective, deterministic per seed),
-tf.user_ops.my_fact, tf.check_pinned and tf.tpu (what a build without CUDA or TPUs does)."""
+tf.user_ops.my_fact, tf.check_pinned and tf.tpu (what a build without CUDA or TPUs does),
+and the iterator state ops behind tf.data.experimental.make_saveable_from_iterator."""
 import itertools
 
 import numpy as np
@@ -11,7 +12,7 @@ import tensorweave as tf
 from tensorweave.testing import gradient_checker
 
 COVERED_OP_TYPES = {"Fact", "CheckPinned", "ConfigureDistributedTPU", "ShutdownDistributedTPU",
-                    "CrossReplicaSum"}
+                    "CrossReplicaSum", "SerializeIterator", "DeserializeIterator"}
 RNG = np.random.default_rng(21)
 
 
@@ -252,3 +253,48 @@ def test_xla_compile_and_jit_scope_keep_tf_conventions():
     np.testing.assert_allclose(got[0], [3.0, 6.0])
     np.testing.assert_allclose(got[1]["z"], [1.0, 4.0])
     np.testing.assert_allclose(got[2], [5.0, 10.0])
+
+
+@pytest.mark.parametrize("one_shot", [False, True])
+def test_saveable_iterator_resumes_where_it_was_saved(tmp_path, one_shot):
+    dataset = tf.data.Dataset.range(11).shuffle(11, seed=3).batch(2)
+    iterator = dataset.make_one_shot_iterator() if one_shot else \
+        dataset.make_initializable_iterator()
+    element = iterator.get_next()
+    tf.add_to_collection(tf.GraphKeys.SAVEABLE_OBJECTS,
+                         tf.data.experimental.make_saveable_from_iterator(iterator))
+    saver = tf.train.Saver([tf.Variable(0)] + tf.get_collection(
+        tf.GraphKeys.SAVEABLE_OBJECTS))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        if not one_shot:
+            sess.run(iterator.initializer)
+        first = [sess.run(element).tolist() for _ in range(2)]
+        path = saver.save(sess, str(tmp_path / "model"))
+        rest = [sess.run(element).tolist() for _ in range(4)]
+        with pytest.raises(tf.errors.OutOfRangeError):
+            sess.run(element)
+        saver.restore(sess, path)
+        again = [sess.run(element).tolist() for _ in range(4)]
+    assert again == rest
+    flat = sorted(v for batch in first + rest for v in batch)
+    assert flat == list(range(11))
+    with tf.Session() as sess:    # a fresh session: nothing handed out yet
+        state = sess.run(_serialize(iterator))
+    assert state == (b"tensorweave-iterator-state:v1:1:0" if one_shot else
+                     b"tensorweave-iterator-state:v1:0:0")
+
+
+def _serialize(iterator):
+    from tensorweave.ops import iterator_state_ops
+    return iterator_state_ops.serialize_iterator(iterator._as_graph_element())
+
+
+def test_bad_iterator_state_is_named():
+    from tensorweave.ops import iterator_state_ops
+    iterator = tf.data.Dataset.range(3).make_initializable_iterator()
+    restore = iterator_state_ops.deserialize_iterator(
+        iterator._as_graph_element(), tf.constant("garbage"),
+        iterator.initializer.get_attr("dataset"))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not an iterator state"):
+        run(restore)
