@@ -72,6 +72,8 @@ def dispatches_composites(arity):
 
             def op(*tensors, name=None):
                 return function(*tensors, *rest, name=name, **options)
+            op.api = wrapper  # the public function called, for per-API dispatch handlers
             return dispatch_elementwise(op, operands, kwargs.get("name"))
+        wrapper._composite_arity = arity
         return wrapper
     return wrap
