@@ -12,8 +12,7 @@ import tensorweave as tf
 from tensorweave.testing import gradient_checker
 
 COVERED_OP_TYPES = {"Fact", "CheckPinned", "ConfigureDistributedTPU", "ShutdownDistributedTPU",
-                    "CrossReplicaSum", "SerializeIterator", "DeserializeIterator",
-                    "SdcaFprint"}
+                    "CrossReplicaSum", "SerializeIterator", "DeserializeIterator"}
 RNG = np.random.default_rng(21)
 
 
@@ -300,24 +299,3 @@ def test_bad_iterator_state_is_named():
     with pytest.raises(tf.errors.InvalidArgumentError, match="not an iterator state"):
         run(restore)
 
-
-# FarmHash Fingerprint128 known answers (as TF's SdcaFprint gives them) covering every code
-# path: empty, < 8, 8..16, > 16, the 128-byte loop and its 32-byte tail chunks.
-FPRINT_INPUTS = [b"", b"abc", b"abcdefgh", b"0123456789abcdef", b"0123456789abcdefg",
-                 b"The quick brown fox jumps over it", bytes(range(127)), bytes(range(128)),
-                 bytes((i * 7) % 256 for i in range(200)),
-                 bytes((i * 13 + 5) % 256 for i in range(300))]
-FPRINT_ANSWERS = [
-    [4463240938071824939, 4374473821787594281], [4143508125394299908, -6879828354153669051],
-    [6985830856738084079, 6264954680145817547], [-2347567976820271828, -3177687296717892822],
-    [-493211379155726600, 8911560780055707722], [5760039944195678515, 1399987062112781655],
-    [4796251113509161169, 7054556971948026925], [-7458184564870852249, -2888668851988123742],
-    [8882980837547139473, -6799909668380175280], [7410027489646937598, -7813439971383611294]]
-
-
-def test_sdca_fprint_known_answers():
-    fprint = tf.train.sdca_fprint(FPRINT_INPUTS)
-    assert fprint.shape.as_list() == [10, 2] and fprint.dtype == tf.int64
-    np.testing.assert_array_equal(run(fprint), FPRINT_ANSWERS)
-    with pytest.raises(ValueError, match="must be a vector"):
-        tf.train.sdca_fprint([[b"a"]])
