@@ -7,7 +7,8 @@ import numpy as np
 from tensorweave.framework import errors
 from tensorweave.kernels.registry import register_kernel
 from tensorweave.kernels.string_hash import (K0, K1, MASK, _fetch64, _hash_0_to_16,
-                                             _hash_len16, _rotate, _shift_mix)
+                                             _hash_len16, _rotate, _shift_mix,
+                                             _weak_hash_32, city_round)
 from tensorweave.kernels.strings import as_strings
 
 _MUL = 0x9ddfea08eb382d69  # Hash128to64's multiplier
@@ -15,16 +16,6 @@ _MUL = 0x9ddfea08eb382d69  # Hash128to64's multiplier
 
 def _hash16(u, v):
     return _hash_len16(u, v, _MUL)
-
-
-def _weak32(data, at, a, b):
-    w, x, y, z = (_fetch64(data, at + 8 * k) for k in range(4))
-    a = (a + w) & MASK
-    b = _rotate((b + a + z) & MASK, 21)
-    c = a
-    a = (a + x + y) & MASK
-    b = (b + _rotate(a, 44)) & MASK
-    return (a + z) & MASK, (b + c) & MASK
 
 
 def _city_murmur(data, start, size, low, high):
@@ -68,14 +59,7 @@ def _city128_with_seed(data, start, size, low, high):
     at = start
     while True:
         for _ in range(2):
-            x = (_rotate((x + y + v[0] + _fetch64(data, at + 8)) & MASK, 37) * K1) & MASK
-            y = (_rotate((y + v[1] + _fetch64(data, at + 48)) & MASK, 42) * K1) & MASK
-            x ^= w[1]
-            y = (y + v[0] + _fetch64(data, at + 40)) & MASK
-            z = (_rotate((z + w[0]) & MASK, 33) * K1) & MASK
-            v = _weak32(data, at, (v[1] * K1) & MASK, (x + w[0]) & MASK)
-            w = _weak32(data, at + 32, (z + w[1]) & MASK, (y + _fetch64(data, at + 16)) & MASK)
-            z, x = x, z
+            x, y, z, v, w = city_round(data, at, x, y, z, v, w)
             at += 64
         size -= 128
         if size < 128:
@@ -93,7 +77,7 @@ def _city128_with_seed(data, start, size, low, high):
         x = (x * K0 + w[0]) & MASK
         z = (z + w[1] + _fetch64(data, at + size - done)) & MASK
         w = (w[0], (w[1] + v[0]) & MASK)
-        v = _weak32(data, at + size - done, (v[0] + z) & MASK, v[1])
+        v = _weak_hash_32(data, at + size - done, (v[0] + z) & MASK, v[1])
         v = ((v[0] * K0) & MASK, v[1])
     x = _hash16(x, v[0])
     y = _hash16((y + z) & MASK, w[0])
