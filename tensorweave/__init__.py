@@ -352,6 +352,7 @@ from tensorweave.data.value_specs import (IndexedSlicesSpec, NoneTensorSpec,  # 
 from tensorweave.ops.pinned_memory_ops import check_pinned  # noqa: E402,F401
 from tensorweave.ops.conv_general import conv  # noqa: E402,F401
 from tensorweave.ops.lmdb_reader_ops import LMDBReader  # noqa: E402,F401
+from tensorweave.ops.batch_ops import nondifferentiable_batch_function  # noqa: E402,F401
 from tensorweave.framework.protos.name_attr_list_pb2 import NameAttrList  # noqa: E402,F401
 from tensorweave import tpu, types, user_ops, xla  # noqa: E402,F401
 

@@ -59,5 +59,5 @@ from tensorweave.kernels import fractional_pool  # noqa: F401
 from tensorweave.kernels import index_shuffle  # noqa: F401
 from tensorweave.kernels import pinned_memory, tpu, user_ops  # noqa: F401
 from tensorweave.kernels import fingerprint128, iterator_state, sdca  # noqa: F401
-from tensorweave.kernels import lmdb_reader  # noqa: F401
+from tensorweave.kernels import batching, lmdb_reader  # noqa: F401
 from tensorweave.kernels import fused  # noqa: F401
