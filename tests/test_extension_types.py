@@ -83,6 +83,11 @@ def test_dispatch_handlers():
     def add(x, y):
         return MaskedTensor(x.values + y.values, tf.logical_and(x.mask, y.mask))
 
+    @X.dispatch_for_binary_elementwise_assert_apis(MaskedTensor, MaskedTensor)
+    def asserts(assert_func, x, y):
+        return assert_func(tf.boolean_mask(x.values, tf.logical_and(x.mask, y.mask)),
+                           tf.boolean_mask(y.values, tf.logical_and(x.mask, y.mask)))
+
     @X.dispatch_for_api(tf.concat, {"values": typing.List[MaskedTensor]})
     def concat(values, axis, name=None):
         return MaskedTensor(tf.concat([v.values for v in values], axis),
@@ -93,15 +98,21 @@ def test_dispatch_handlers():
     try:
         results = [tf.abs(a), tf.math.add(a, b), tf.multiply(tf.constant([2.0, 2.0]), b),
                    tf.concat([a, b], 0)]
+        hidden = MaskedTensor([5.0, 9.0], [True, False])
+        passes = tf.debugging.assert_equal(hidden, MaskedTensor([5.0, -1.0], [True, True]))
+        fails = tf.debugging.assert_less(hidden, MaskedTensor([1.0, 10.0], [True, True]))
         with tf.Session() as sess:
             got = sess.run(results)
+            sess.run(passes)                    # the masked-out 9 vs -1 is not compared
+            with pytest.raises(tf.errors.InvalidArgumentError):
+                sess.run(fails)
         np.testing.assert_allclose(got[0].values, [1.0, 2.0])
         np.testing.assert_allclose(got[1].values, [4.0, 2.0])
         np.testing.assert_array_equal(got[1].mask, [True, False])
         np.testing.assert_allclose(got[2].values, [6.0, 8.0])
         np.testing.assert_allclose(got[3].values, [1.0, -2.0, 3.0, 4.0])
     finally:
-        for handler in (unary, binary, add, concat):
+        for handler in (unary, binary, add, concat, asserts):
             X.unregister_dispatch_for(handler)
     with pytest.raises(TypeError, match="no dispatch handler"):
         tf.abs(a)

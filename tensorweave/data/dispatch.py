@@ -10,6 +10,9 @@ an ExtensionType value (extension_types.py), registered per API or for every ele
                                               op called with an x_type value
   dispatch_for_binary_elementwise_apis(x_type, y_type)
                                               handler(api_func, x, y), either operand matching
+  dispatch_for_binary_elementwise_assert_apis(x_type, y_type)
+                                              handler(assert_func, x, y) for
+                                              tf.debugging.assert_equal and its kin
   unregister_dispatch_for(handler)            removes a handler registered by any of them
 """
 import collections.abc
@@ -20,6 +23,7 @@ _BY_API = {}       # api function -> [(signature dict, handler)]
 _BY_NAME = {}      # "concat" / "stack" / "gather" -> [(signature dict, handler)]
 _UNARY = []        # [(type, handler)]
 _BINARY = []       # [(x type, y type, handler)]
+_ASSERTS = []      # [(x type, y type, handler)] for tf.debugging.assert_equal and its kin
 _COMPOSITE_APIS = ("concat", "stack", "gather")
 
 
@@ -83,6 +87,24 @@ def dispatch_for_binary_elementwise_apis(x_type, y_type):
     return register
 
 
+def dispatch_for_binary_elementwise_assert_apis(x_type, y_type):
+    """handler(assert_func, x, y) for tf.debugging.assert_equal, assert_none_equal,
+    assert_less(_equal) and assert_greater(_equal) called with these operand types."""
+    def register(handler):
+        _ASSERTS.append((x_type, y_type, handler))
+        return handler
+    return register
+
+
+def binary_assert(assert_api, x, y, kwargs):
+    for x_type, y_type, handler in _ASSERTS:
+        if isinstance(x, _types(x_type)) and isinstance(y, _types(y_type)):
+            return handler(assert_api, x, y)
+    raise TypeError(f"{assert_api.__name__}: no dispatch handler for operands "
+                    f"({type(x).__name__}, {type(y).__name__}): register one with "
+                    "tf.experimental.dispatch_for_binary_elementwise_assert_apis")
+
+
 def unregister_dispatch_for(dispatch_target):
     """Removes `dispatch_target` from every registry; ValueError if it was never registered."""
     found = False
@@ -90,7 +112,7 @@ def unregister_dispatch_for(dispatch_target):
         kept = [entry for entry in table if entry[1] is not dispatch_target]
         found |= len(kept) != len(table)
         table[:] = kept
-    for table in (_UNARY, _BINARY):
+    for table in (_UNARY, _BINARY, _ASSERTS):
         kept = [entry for entry in table if entry[-1] is not dispatch_target]
         found |= len(kept) != len(table)
         table[:] = kept

@@ -273,6 +273,11 @@ class ExtensionType(CompositeTensor):
         from tensorweave.data import dispatch
         return dispatch.by_name(function_name, args, kwargs)
 
+    @classmethod
+    def _binary_assert(cls, assert_api, x, y, kwargs):
+        from tensorweave.data import dispatch
+        return dispatch.binary_assert(assert_api, x, y, kwargs)
+
 
 class BatchableExtensionType(ExtensionType):
     """An ExtensionType whose values can be batched and unbatched (by tf.data, map_fn): here
