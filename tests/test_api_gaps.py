@@ -96,7 +96,7 @@ def test_checkpoint_options_skip_slots_and_call_back(tmp_path):
         in names
     assert [n for n, _ in tf.train.list_variables(full) if ".OPTIMIZER_SLOT" in n]
     with pytest.raises(ValueError, match="experimental_sharding_callback"):
-        tf.train.CheckpointOptions(experimental_sharding_callback=lambda: None)
+        tf.train.CheckpointOptions(experimental_sharding_callback="by task")
 
 
 def _export(export_dir):
@@ -300,3 +300,46 @@ def test_sdca_shrink_l1():
                                    atol=1e-7)
     with pytest.raises(ValueError, match="l2 must be a positive"):
         tf.train.sdca_shrink_l1(weights, 0.1, 0.0)
+
+
+
+class _EveryTensorAlone(tf.train.experimental.ShardingCallback):
+    description = "one shard per tensor"
+
+    def __call__(self, shardable_tensors):
+        assert all(isinstance(t, tf.train.experimental.ShardableTensor)
+                   for t in shardable_tensors)
+        return [{t.checkpoint_key: {t.slice_spec: t.tensor}} for t in shardable_tensors]
+
+
+class _Forgetful(tf.train.experimental.ShardingCallback):
+    description = "drops a tensor"
+
+    def __call__(self, shardable_tensors):
+        return [{t.checkpoint_key: {t.slice_spec: t.tensor}} for t in shardable_tensors[1:]]
+
+
+def test_checkpoint_sharding_policies(tmp_path):
+    values = {name: np.full([100], k, np.float32) for k, name in enumerate("abc")}
+    variables = {name: tf.Variable(value, name=name) for name, value in values.items()}
+    checkpoint = tf.train.Checkpoint(**variables)
+    experimental = tf.train.experimental
+    cases = [(experimental.MaxShardSizePolicy(500), 3),   # 400 + 400 + (400 + 8) bytes
+             (experimental.ShardByTaskPolicy(), 1), (_EveryTensorAlone(), 4)]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for index, (policy, shards) in enumerate(cases):
+            prefix = str(tmp_path / f"ckpt{index}")
+            path = checkpoint.write(prefix, sess, options=tf.train.CheckpointOptions(
+                experimental_sharding_callback=policy))
+            files = [f for f in os.listdir(tmp_path) if f.startswith(f"ckpt{index}.data")]
+            assert len(files) == shards, (policy.description, files)
+            sess.run([v.assign(np.zeros(100)) for v in variables.values()])
+            checkpoint.restore(path).run_restore_ops(sess)
+            for name, variable in variables.items():
+                np.testing.assert_array_equal(sess.run(variable), values[name])
+        with pytest.raises(ValueError, match="every checkpoint key exactly once"):
+            checkpoint.write(str(tmp_path / "bad"), sess, options=tf.train.CheckpointOptions(
+                experimental_sharding_callback=_Forgetful()))
+    with pytest.raises(ValueError, match="max_shard_size must be >= 1"):
+        experimental.MaxShardSizePolicy(0)

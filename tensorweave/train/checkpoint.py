@@ -19,7 +19,7 @@ from tensorweave.framework.graph import GraphKeys
 from tensorweave.ops import state_ops, variables as variables_lib
 from tensorweave.ops.partitioned_variables import PartitionedVariable
 from tensorweave.ops.variables import Variable
-from tensorweave.train import checkpoint_management
+from tensorweave.train import checkpoint_management, checkpoint_sharding
 from tensorweave.train.checkpoint_options import DEFAULT as _DEFAULT_OPTIONS
 from tensorweave.train.checkpoint_options import PythonState, python_state_saveable
 from tensorweave.train.optimizer import Optimizer
@@ -152,8 +152,19 @@ class Checkpoint:
         options = options or _DEFAULT_OPTIONS
         sess = _session(session)
         self._initialize_counter(sess)
-        path = self._saver_for(options.select(self._variables()), options).save(
-            sess, file_prefix, write_meta_graph=False, write_state=False)
+        var_map = options.select(self._variables())
+        callback = options.experimental_sharding_callback
+        if callback is None:
+            path = self._saver_for(var_map, options).save(
+                sess, file_prefix, write_meta_graph=False, write_state=False)
+        else:
+            key = (id(callback),) + tuple(sorted((k, id(v)) for k, v in var_map.items()))
+            if key not in self._savers:
+                self._savers[key] = checkpoint_sharding.build_sharded_save(var_map, callback)
+            filename, save = self._savers[key]
+            os.makedirs(os.path.dirname(os.path.abspath(file_prefix)), exist_ok=True)
+            sess.run(save, {filename: file_prefix})
+            path = file_prefix
         options.after_write(path)
         return path
 

@@ -10,8 +10,8 @@
                                     accepted; a graph-mode save here is one session.run that
                                     returns once the files are renamed into place, so
                                     writing is always complete when save() returns
-  experimental_sharding_callback    not supported (a ValueError names it): TF 2's sharding
-                                    policies need its tensor-slice writer
+  experimental_sharding_callback    which tensors go to which data file of the checkpoint
+                                    (checkpoint_sharding.py)
 """
 import numpy as np
 
@@ -28,9 +28,11 @@ class CheckpointOptions:
     def __init__(self, experimental_io_device=None, experimental_enable_async_checkpoint=False,
                  experimental_write_callbacks=None, enable_async=False,
                  experimental_skip_slot_variables=False, experimental_sharding_callback=None):
-        if experimental_sharding_callback is not None:
-            raise ValueError("CheckpointOptions: experimental_sharding_callback is not "
-                             "supported here (checkpoints are sharded per task by the Saver)")
+        if experimental_sharding_callback is not None and \
+                not callable(experimental_sharding_callback):
+            raise ValueError("CheckpointOptions: experimental_sharding_callback must be a "
+                             "tf.train.experimental.ShardingCallback (ShardByTaskPolicy, "
+                             f"MaxShardSizePolicy), got {experimental_sharding_callback!r}")
         callbacks = experimental_write_callbacks or []
         if not all(callable(cb) for cb in callbacks):
             raise TypeError(f"CheckpointOptions: experimental_write_callbacks must be a list of "
@@ -40,7 +42,7 @@ class CheckpointOptions:
         self.enable_async = bool(enable_async or experimental_enable_async_checkpoint)
         self.experimental_write_callbacks = list(callbacks)
         self.experimental_skip_slot_variables = bool(experimental_skip_slot_variables)
-        self.experimental_sharding_callback = None
+        self.experimental_sharding_callback = experimental_sharding_callback
 
     def select(self, var_map):
         """The part of a {checkpoint key: variable} map these options save or restore."""
