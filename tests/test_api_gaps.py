@@ -343,3 +343,35 @@ def test_checkpoint_sharding_policies(tmp_path):
                 experimental_sharding_callback=_Forgetful()))
     with pytest.raises(ValueError, match="max_shard_size must be >= 1"):
         experimental.MaxShardSizePolicy(0)
+
+
+def test_profiler_advise_and_op_log(tmp_path):
+    x = tf.placeholder(tf.float32, [8, 16])
+    w = tf.Variable(tf.ones([16, 32]))
+    y = tf.matmul(x, w)
+    images = tf.zeros([1, 3, 8, 8])
+    tf.nn.bias_add(images, tf.zeros([3]), data_format="NCHW", name="nchw_bias")
+    advice = tf.profiler.advise()
+    assert isinstance(advice, tf.profiler.AdviceProto)
+    assert set(advice.checkers) == set(tf.profiler.ALL_ADVICE)
+    expensive = advice.checkers["ExpensiveOperationChecker"].reports
+    assert expensive[0].startswith("top 1 operation type by float operations") and \
+        "MatMul, 8192 flops" in expensive[0]
+    assert "nchw_bias" in advice.checkers["OperationChecker"].reports[0]
+    with tf.Session() as sess:
+        sess.run(w.initializer)
+        run_meta = tf.RunMetadata()
+        sess.run(y, {x: np.ones([8, 16])}, options=tf.RunOptions(
+            trace_level=tf.RunOptions.FULL_TRACE), run_metadata=run_meta)
+    timed = tf.profiler.advise(run_meta=run_meta, options={"ExpensiveOperationChecker": {}})
+    assert list(timed.checkers) == ["ExpensiveOperationChecker"]
+    assert timed.checkers["ExpensiveOperationChecker"].reports[0].startswith("top 1 operation")
+    with pytest.raises(ValueError, match="unknown checkers"):
+        tf.profiler.advise(options={"Nope": {}})
+    op_log = tf.profiler.OpLogProto()
+    entry = op_log.log_entries.add(name=y.op.name, float_ops=7)
+    entry.types.append("_trainable_variables")
+    back = tf.profiler.OpLogProto.FromString(op_log.SerializeToString())
+    tf.profiler.write_op_log(tf.get_default_graph(), str(tmp_path), op_log=back)
+    lines = (tmp_path / "tfprof_log").read_text().splitlines()
+    assert f"{y.op.name}\tMatMul\t7\t_trainable_variables" in lines
