@@ -342,6 +342,20 @@ from tensorweave.data.composite_specs import SparseTensorSpec  # noqa: E402,F401
 from tensorweave.ragged.ragged_parsing import (parse_example,  # noqa: E402,F401,F811 - they
                                                parse_single_example)  # take RaggedFeature too
 
+# The last TF 1.x names (issue: API gaps): the tape, the remaining TypeSpecs.
+from tensorweave.ops.gradient_tape import GradientTape  # noqa: E402,F401
+from tensorweave.data.structure import TypeSpec  # noqa: E402,F401
+from tensorweave.data.optional import OptionalSpec  # noqa: E402,F401
+from tensorweave.data.composite_specs import TensorArraySpec  # noqa: E402,F401
+from tensorweave.data.value_specs import (IndexedSlicesSpec, NoneTensorSpec,  # noqa: E402,F401
+                                          type_spec_from_value)
+from tensorweave.ops.pinned_memory_ops import check_pinned  # noqa: E402,F401
+from tensorweave.ops.conv_general import conv  # noqa: E402,F401
+from tensorweave.ops.lmdb_reader_ops import LMDBReader  # noqa: E402,F401
+from tensorweave.ops.batch_ops import nondifferentiable_batch_function  # noqa: E402,F401
+from tensorweave.framework.protos.name_attr_list_pb2 import NameAttrList  # noqa: E402,F401
+from tensorweave import tpu, types, user_ops, xla  # noqa: E402,F401
+
 # TF 1.x's own module paths (`tensorflow.python.framework.ops`, `tensorflow.core...._pb2`),
 # which programs import directly, answered from these namespaces (compat/source_paths.py).
 _TENSORWEAVE_ROOT = True

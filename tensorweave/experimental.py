@@ -9,3 +9,13 @@ from tensorweave.experimental_settings import (async_scope, async_clear_error,  
                                                function_executor_type,
                                                output_all_intermediates, enable_strict_mode,
                                                register_filesystem_plugin)
+from tensorweave.data.extension_types import (BatchableExtensionType,  # noqa: F401,E402
+                                              ExtensionType, ExtensionTypeBatchEncoder,
+                                              ExtensionTypeSpec)
+from tensorweave import experimental_extension_type as extension_type  # noqa: F401,E402
+from tensorweave.data.dispatch import (dispatch_for_api,  # noqa: F401,E402
+                                       dispatch_for_binary_elementwise_apis,
+                                       dispatch_for_binary_elementwise_assert_apis,
+                                       dispatch_for_unary_elementwise_apis,
+                                       unregister_dispatch_for)
+from tensorweave.ragged.row_partition import RowPartition  # noqa: F401,E402

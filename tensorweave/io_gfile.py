@@ -2,4 +2,5 @@
 (framework/file_io.py). Re-exports only."""
 from tensorweave.framework.file_io import (GFile, exists, isdir, stat, makedirs,  # noqa: F401
                                            mkdir, listdir, glob, remove, rmtree, copy,
-                                           rename, walk, join)
+                                           rename, walk, join,
+                                           get_registered_schemes)

@@ -54,6 +54,7 @@ from tensorweave.ops.ctc_ops import (ctc_loss, ctc_loss_v2, ctc_greedy_decoder, 
 from tensorweave import rnn_cell  # noqa: F401,E402
 from tensorweave.ops.rnn import dynamic_rnn  # noqa: F401,E402
 from tensorweave.ops.rnn_unrolled import (static_rnn, static_bidirectional_rnn,  # noqa: F401,E402
+                                          static_state_saving_rnn,
                                           bidirectional_dynamic_rnn)
 from tensorweave.ops.rnn_raw import raw_rnn  # noqa: F401,E402
 from tensorweave.ops.quantized_nn_ops import (quantized_conv2d, quantized_avg_pool,  # noqa: F401,E402

@@ -5,3 +5,4 @@ from tensorweave.ops.random_generator import (Algorithm, Generator,  # noqa: F40
                                               set_global_generator)
 from tensorweave.ops.stateless_sampling_ops import (fold_in as stateless_fold_in,  # noqa: F401
                                                     split as stateless_split)
+from tensorweave.ops.index_shuffle_more import index_shuffle, stateless_shuffle  # noqa: F401,E402

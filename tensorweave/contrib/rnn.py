@@ -1,6 +1,7 @@
 """`tf.contrib.rnn`: TF 1.x's cells, wrappers and RNN drivers under their contrib names, and
 the fused LSTM cells (LSTMBlockCell, LSTMBlockFusedCell), and contrib's own cells and stacked
-bidirectional RNNs (_rnn_cells.py). Re-exports only."""
+bidirectional RNNs (_rnn_cells.py, _rnn_cells_more.py, _rnn_cells_lstm_variants.py,
+_rnn_cells_grid.py). Re-exports only."""
 from tensorweave.layers.rnn_cell_impl import (RNNCell, LayerRNNCell, BasicRNNCell,  # noqa: F401
                                               GRUCell, BasicLSTMCell, LSTMCell,
                                               LSTMStateTuple)
@@ -19,3 +20,7 @@ from tensorweave.contrib._rnn_cells_more import (  # noqa: F401,E402
     ConvLSTMCell, Conv1DLSTMCell, Conv2DLSTMCell, Conv3DLSTMCell, UGRNNCell, SRUCell,
     IndRNNCell, IndyGRUCell, IndyLSTMCell, FusedRNNCellAdaptor, TimeReversedFusedRNN,
     best_effort_input_batch_size, NASCell, AttentionCellWrapper, LayerNormLSTMCell)
+from tensorweave.contrib._rnn_cells_lstm_variants import (  # noqa: F401,E402
+    CoupledInputForgetGateLSTMCell, PhasedLSTMCell, TimeFreqLSTMCell)
+from tensorweave.contrib._rnn_cells_grid import (  # noqa: F401,E402
+    BidirectionalGridLSTMCell, GridLSTMCell)

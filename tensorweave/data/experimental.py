@@ -37,3 +37,5 @@ from tensorweave.data.ragged_batching import (dense_to_ragged_batch,  # noqa: F4
                                               dense_to_sparse_batch)
 from tensorweave.data.composite_specs import (RaggedTensorStructure,  # noqa: F401
                                               SparseTensorStructure, TensorArrayStructure)
+from tensorweave.data.options import enable_debug_mode  # noqa: F401,E402
+from tensorweave.data.iterator_saveable import make_saveable_from_iterator  # noqa: F401,E402

@@ -234,9 +234,29 @@ def pipeline_options(dataset):
     return merge_options(Options(), *merged)
 
 
+_DEBUG_MODE = {"enabled": False}
+
+
+def enable_debug_mode():
+    """tf.data.experimental.enable_debug_mode(): from now on, in this process, every
+    transformation that would run in parallel or ahead of its consumer (map with
+    num_parallel_calls, prefetch) runs sequentially, in order, on the caller's thread, so a
+    pipeline's user functions run one element at a time, deterministically (TF's first
+    effect; its second, running the functions' Python bodies eagerly, has no counterpart in
+    graph mode). It cannot be turned off again, as in TF."""
+    _DEBUG_MODE["enabled"] = True
+
+
+def debug_mode():
+    return _DEBUG_MODE["enabled"]
+
+
 def parallelism(options, requested):
-    """How many calls a parallel transformation may run at once under `options`."""
-    size = options.threading.private_threadpool_size
+    """How many calls a parallel transformation may run at once under `options` (1 in debug
+    mode)."""
+    if _DEBUG_MODE["enabled"]:
+        return 1
+    size = options.threading.private_threadpool_size if options is not None else 0
     return min(requested, size) if size else requested
 
 

@@ -8,6 +8,7 @@ ran. Errors raised upstream reach the consumer at their position in the element 
 import queue
 import threading
 
+from tensorweave.data import options as options_lib
 from tensorweave.data.dataset import AUTOTUNE, Dataset
 
 AUTOTUNE_BUFFER = 2  # buffer_size=AUTOTUNE: enough to overlap one element with the consumer
@@ -28,6 +29,8 @@ class PrefetchDataset(Dataset):
     def _elements(self, ctx):
         size = int(ctx.value(self._buffer_size))
         size = AUTOTUNE_BUFFER if size == AUTOTUNE else size
+        if options_lib.debug_mode():  # no producer thread running ahead in debug mode
+            size = 0
         source = self._inputs[0]._elements(ctx)
         if size == 0:
             try:

@@ -41,9 +41,7 @@ class MapDataset(Dataset):
     def _elements(self, ctx):
         source = self._inputs[0]._elements(ctx)
         fn = _skipping(self._fn.bind(ctx)) if ctx.skip_errors else self._fn.bind(ctx)
-        parallelism = self._parallelism
-        if parallelism > 1 and ctx.options is not None:
-            parallelism = options_lib.parallelism(ctx.options, parallelism)
+        parallelism = options_lib.parallelism(ctx.options, self._parallelism)
         if parallelism > 1:
             deterministic = self._deterministic
             if deterministic is None and ctx.options is not None:

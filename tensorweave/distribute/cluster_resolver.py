@@ -267,3 +267,7 @@ class UnionResolver(ClusterResolver):
 
     def num_accelerators(self, task_type=None, task_id=None, config_proto=None):
         return self._resolvers[0].num_accelerators(task_type, task_id, config_proto)
+
+
+from tensorweave.distribute.cloud_resolvers import (  # noqa: E402,F401 - they subclass above
+    GCEClusterResolver, TPUClusterResolver)

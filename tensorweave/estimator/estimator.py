@@ -216,36 +216,47 @@ class Estimator:
         if not checkpoint_path:
             logging.info("Could not find trained model in model_dir: %s, running "
                          "initialization to evaluate.", self._model_dir)
-        with graph_lib.Graph().as_default() as graph:
+        strategy = self._config.eval_distribute
+        if strategy is not None and strategy.extended.experimental_between_graph:
+            logging.warning("eval_distribute=%s: a strategy between processes evaluates as "
+                            "one replica per worker here (the metrics are those of this "
+                            "worker's input)", type(strategy).__name__)
+            strategy = None
+        with graph_lib.Graph().as_default() as graph, \
+                strategy.scope() if strategy is not None else contextlib.nullcontext():
             random_seed.set_random_seed(self._config.tf_random_seed)
             global_step = training_util.create_global_step(graph)
-            if self._config.eval_distribute is not None:
-                logging.warning("eval_distribute: evaluation runs as one replica here (the "
-                                "metrics are those of the whole input; not parallel)")
-            features, labels, input_hooks = util.parse_input_fn_result(
-                util.call_input_fn(input_fn, ModeKeys.EVAL, self.params, self.config))
-            spec = self._call_model_fn(features, labels, ModeKeys.EVAL, self.config)
-            for reserved in ("loss", "global_step"):
-                if reserved in spec.eval_metric_ops:
-                    raise ValueError(f"Metric with name '{reserved}' is not allowed, because "
-                                     f"Estimator already defines a default metric with the "
-                                     f"same name.")
-            metrics = dict(spec.eval_metric_ops)
-            metrics["loss"] = metrics_impl.mean(spec.loss)
-            update_op = control_flow_ops.group(*[update for _, update in metrics.values()])
+            if strategy is None:
+                features, labels, input_hooks = util.parse_input_fn_result(
+                    util.call_input_fn(input_fn, ModeKeys.EVAL, self.params, self.config))
+                spec = self._call_model_fn(features, labels, ModeKeys.EVAL, self.config)
+                distributed_training.check_metric_names(spec)
+                metrics = dict(spec.eval_metric_ops)
+                metrics["loss"] = metrics_impl.mean(spec.loss)
+                update_op = control_flow_ops.group(*[update for _, update in metrics.values()])
+            else:
+                replicated = distributed_training.ReplicatedEval(self, strategy, input_fn)
+                spec, metrics, input_hooks = replicated.spec, replicated.metrics, \
+                    replicated.hooks
+                input_hooks = input_hooks + [
+                    distributed_training.MergeReplicaMetricsHook(replicated.merge)]
             final = {key: value for key, (value, _) in metrics.items()}
             final["global_step"] = global_step
             final_hook = hooks_lib.FinalOpsHook(final)
             all_hooks = input_hooks + hooks + list(spec.evaluation_hooks) + [final_hook]
-            creator = ChiefSessionCreator(scaffold=spec.scaffold,
-                                          checkpoint_filename_with_path=checkpoint_path,
-                                          master=self._config.evaluation_master,
-                                          config=self._config.session_config)
+            creator = ChiefSessionCreator(
+                scaffold=spec.scaffold, checkpoint_filename_with_path=checkpoint_path,
+                master=self._config.evaluation_master,
+                config=self._config.session_config if strategy is None
+                else self._session_config(strategy))
             logging.info("Starting evaluation of %s", checkpoint_path)
             with monitored_session.MonitoredSession(session_creator=creator,
                                                     hooks=all_hooks) as session:
-                while not session.should_stop():
-                    session.run(update_op)
+                if strategy is not None:
+                    replicated.run(session, steps)
+                else:
+                    while not session.should_stop():
+                        session.run(update_op)
             results = final_hook.final_ops_values
         logging.info("Saving dict for global step %s: %s", results["global_step"],
                      ", ".join(f"{k} = {v}" for k, v in sorted(results.items())))

@@ -33,6 +33,12 @@ class CompositeTensor:
         raise TypeError(f"tf.{function_name} does not take a {cls.__name__}")
 
     @classmethod
+    def _binary_assert(cls, assert_api, x, y, kwargs):
+        """assert_api(x, y, **kwargs) (tf.debugging.assert_equal, ...) with an operand of
+        this class."""
+        raise TypeError(f"{assert_api.__name__} does not take a {cls.__name__}")
+
+    @classmethod
     def _elementwise(cls, op, operands, name):
         """Applies the elementwise `op(*tensors, name=name)` to operands of which at least one
         is of this class; NotImplemented when it cannot."""
@@ -45,6 +51,15 @@ def dispatch(function_name, values, args, kwargs):
     for value in values:
         if isinstance(value, CompositeTensor):
             return type(value)._dispatch(function_name, args, kwargs)
+    return NotImplemented
+
+
+def dispatch_binary_assert(assert_api, x, y, kwargs):
+    """A binary assertion on a composite operand, by the first composite's class; NotImplemented
+    when neither operand is one."""
+    for operand in (x, y):
+        if isinstance(operand, CompositeTensor):
+            return type(operand)._binary_assert(assert_api, x, y, kwargs)
     return NotImplemented
 
 
@@ -72,6 +87,8 @@ def dispatches_composites(arity):
 
             def op(*tensors, name=None):
                 return function(*tensors, *rest, name=name, **options)
+            op.api = wrapper  # the public function called, for per-API dispatch handlers
             return dispatch_elementwise(op, operands, kwargs.get("name"))
+        wrapper._composite_arity = arity
         return wrapper
     return wrap

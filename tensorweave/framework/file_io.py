@@ -33,6 +33,16 @@ def _tf_errors(what, path):
         raise errors.UnknownError(None, None, f"{what} {path}: {exc}") from None
 
 
+# The schemes _local accepts: "" (a plain local path) and "file" (file://...).
+REGISTERED_SCHEMES = ("", "file")
+
+
+def get_registered_schemes():
+    """The URI schemes the file API accepts here: '' (plain local paths) and 'file'
+    (file:// URIs); others (gs://, hdfs://, s3://) raise UnimplementedError."""
+    return list(REGISTERED_SCHEMES)
+
+
 def _local(path):
     path = compat.as_str_any(compat.path_to_str(path))
     if path.startswith("file://"):

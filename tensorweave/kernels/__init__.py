@@ -58,4 +58,7 @@ from tensorweave.kernels import function_call  # noqa: F401
 from tensorweave.kernels import session_state  # noqa: F401
 from tensorweave.kernels import fractional_pool  # noqa: F401
 from tensorweave.kernels import index_shuffle  # noqa: F401
+from tensorweave.kernels import pinned_memory, tpu, user_ops  # noqa: F401
+from tensorweave.kernels import fingerprint128, iterator_state, sdca  # noqa: F401
+from tensorweave.kernels import batching, lmdb_reader  # noqa: F401
 from tensorweave.kernels import fused  # noqa: F401

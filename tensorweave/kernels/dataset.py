@@ -86,6 +86,7 @@ class IteratorResource:
         self.token = f"{_HANDLE_PREFIX}{next(_SERIAL)}"
         self.handle = np.array(self.token.encode(), dtype=object)
         self.started = False
+        self.produced = 0  # elements handed out since the last start (iterator_state.py)
         self._lock = threading.Lock()
         self._slot = _Slot()
         self._checks = [_component_check(t, s) for t, s in
@@ -104,6 +105,7 @@ class IteratorResource:
             self._slot.close()
             self._slot.elements = elements
             self.started = True
+            self.produced = 0
 
     def start_once(self, make_elements):
         with self._lock:
@@ -135,6 +137,7 @@ class IteratorResource:
                 element = next(elements)
             except StopIteration:
                 raise errors.OutOfRangeError(None, None, "End of sequence") from None
+            self.produced += 1
         for index, (value, check) in enumerate(zip(element, self._checks)):
             if check is not None and not _passes(value, check):
                 raise errors.InvalidArgumentError(

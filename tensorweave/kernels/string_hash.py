@@ -97,6 +97,19 @@ def _weak_hash_32(data, at, a, b):
     return (a + z) & MASK, (b + c) & MASK
 
 
+def city_round(data, at, x, y, z, v, w):
+    """One 64-byte round of the CityHash64 / CityHash128 inner loop over data[at:at + 64]:
+    the new (x, y, z, v, w) state (x and z swapped, as the loop ends)."""
+    x = (_rotate((x + y + v[0] + _fetch64(data, at + 8)) & MASK, 37) * K1) & MASK
+    y = (_rotate((y + v[1] + _fetch64(data, at + 48)) & MASK, 42) * K1) & MASK
+    x ^= w[1]
+    y = (y + v[0] + _fetch64(data, at + 40)) & MASK
+    z = (_rotate((z + w[0]) & MASK, 33) * K1) & MASK
+    v = _weak_hash_32(data, at, (v[1] * K1) & MASK, (x + w[0]) & MASK)
+    w = _weak_hash_32(data, at + 32, (z + w[1]) & MASK, (y + _fetch64(data, at + 16)) & MASK)
+    return z, y, x, v, w
+
+
 def fingerprint64(data):
     """FarmHash Fingerprint64 of bytes."""
     size = len(data)
@@ -116,14 +129,7 @@ def fingerprint64(data):
     last64 = end + ((size - 1) & 63) - 63
     at = 0
     while True:
-        x = (_rotate((x + y + v[0] + _fetch64(data, at + 8)) & MASK, 37) * K1) & MASK
-        y = (_rotate((y + v[1] + _fetch64(data, at + 48)) & MASK, 42) * K1) & MASK
-        x ^= w[1]
-        y = (y + v[0] + _fetch64(data, at + 40)) & MASK
-        z = (_rotate((z + w[0]) & MASK, 33) * K1) & MASK
-        v = _weak_hash_32(data, at, (v[1] * K1) & MASK, (x + w[0]) & MASK)
-        w = _weak_hash_32(data, at + 32, (z + w[1]) & MASK, (y + _fetch64(data, at + 16)) & MASK)
-        z, x = x, z
+        x, y, z, v, w = city_round(data, at, x, y, z, v, w)
         at += 64
         if at == end:
             break

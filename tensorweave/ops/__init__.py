@@ -46,3 +46,5 @@ from tensorweave.ops import critical_section_ops, variable_creator  # noqa: F401
 from tensorweave.ops import session_ops  # noqa: F401
 from tensorweave.ops import fractional_pool_ops  # noqa: F401
 from tensorweave.ops import index_shuffle_ops, nn_extra_ops  # noqa: F401
+from tensorweave.ops import pinned_memory_ops, tpu_ops, user_ops  # noqa: F401
+from tensorweave.ops import batch_ops, iterator_state_ops, lmdb_reader_ops, sdca_ops  # noqa: F401

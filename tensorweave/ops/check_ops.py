@@ -6,6 +6,7 @@ InvalidArgumentError for values, ValueError for ranks, TypeError for dtypes, as 
 """
 import numpy as np
 
+from tensorweave.framework import composite_tensor
 from tensorweave.framework import dtypes
 from tensorweave.framework import errors
 from tensorweave.framework import graph as graph_lib
@@ -33,6 +34,11 @@ def _is_symbolic(value):
 
 
 def _binary_assert(kind, x, y, data, summarize, message, name):
+    dispatched = composite_tensor.dispatch_binary_assert(
+        globals()[f"assert_{kind}"], x, y,
+        {"data": data, "summarize": summarize, "message": message, "name": name})
+    if dispatched is not NotImplemented:
+        return dispatched
     graph_compare, numpy_compare, symbol = _COMPARISONS[kind]
     with graph_lib.name_scope(name, f"assert_{kind}", [t for t in (x, y) if _is_symbolic(t)]):
         if _is_symbolic(y) and not _is_symbolic(x):

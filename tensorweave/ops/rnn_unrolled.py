@@ -133,3 +133,36 @@ def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None,
         output_bw = nest.pack_like(backward, flat_bw) \
             if isinstance(backward, (list, tuple, dict)) else flat_bw[0]
         return (output_fw, output_bw), (state_fw, state_bw)
+
+
+def static_state_saving_rnn(cell, inputs, state_saver, state_name, sequence_length=None,
+                            scope=None):
+    """static_rnn whose initial state is `state_saver.state(name)` and whose final state is
+    handed to `state_saver.save_state(name, value)` (truncated back-propagation over a long
+    sequence read in segments). `state_name` is a string, or a nest of strings with the
+    structure of cell.state_size. The last output and the final state returned depend on
+    the saves, so running either saves the state."""
+    what = "tf.nn.static_state_saving_rnn"
+    _check_cell(cell, what)
+    for method in ("state", "save_state"):
+        if not callable(getattr(state_saver, method, None)):
+            raise TypeError(f"{what}: state_saver must have state(name) and "
+                            f"save_state(name, value) methods, got {type(state_saver).__name__}")
+    sizes, names = nest.flatten(cell.state_size), nest.flatten(state_name)
+    nested_state = isinstance(cell.state_size, (tuple, list))
+    if nested_state != isinstance(state_name, (tuple, list)) or len(sizes) != len(names):
+        raise ValueError(f"{what}: state_name {state_name!r} must have the structure of "
+                         f"cell.state_size {cell.state_size!r} (one name per state tensor)")
+    initial = [state_saver.state(name) for name in names]
+    initial_state = nest.pack_like(cell.state_size, initial) if nested_state else initial[0]
+    outputs, state = static_rnn(cell, inputs, initial_state=initial_state,
+                                sequence_length=sequence_length, scope=scope)
+    saves = [state_saver.save_state(name, value)
+             for name, value in zip(names, nest.flatten(state))]
+    with graph_lib.control_dependencies(saves):
+        last = outputs[-1]
+        outputs[-1] = nest.pack_like(last, [array_ops.identity(t) for t in nest.flatten(last)]) \
+            if isinstance(last, (tuple, list, dict)) else array_ops.identity(last)
+        flat = [array_ops.identity(t) for t in nest.flatten(state)]
+        state = nest.pack_like(state, flat) if nested_state else flat[0]
+    return outputs, state

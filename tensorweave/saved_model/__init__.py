@@ -19,3 +19,6 @@ from tensorweave.train.saved_model.constants import (  # noqa: F401
     PREDICT_METHOD_NAME, PREDICT_OUTPUTS, REGRESS_INPUTS, REGRESS_METHOD_NAME, REGRESS_OUTPUTS,
     SAVED_MODEL_FILENAME_PB, SAVED_MODEL_FILENAME_PBTXT, SAVED_MODEL_SCHEMA_VERSION, SERVING, TPU,
     TRAINING, VARIABLES_DIRECTORY, VARIABLES_FILENAME)
+from tensorweave.saved_model import experimental  # noqa: F401,E402
+from tensorweave.train.saved_model.object_save import (Asset, SaveOptions,  # noqa: F401,E402
+                                                       load_v2, save)

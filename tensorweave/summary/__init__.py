@@ -10,3 +10,4 @@ from tensorweave.summary.writer import FileWriter  # noqa: F401
 from tensorweave.summary.writer_cache import FileWriterCache  # noqa: F401
 from tensorweave.summary import timeline as _timeline  # noqa: F401 - registers chrome_trace
 from tensorweave.ops.compat_more import all_v2_summary_ops, initialize  # noqa: F401
+from tensorweave.summary.summary_description import get_summary_description  # noqa: F401,E402

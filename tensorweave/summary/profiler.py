@@ -267,9 +267,16 @@ class Profiler:
 
 
 def write_op_log(graph, log_dir, op_log=None, run_meta=None, add_trace=True):
-    """Writes the graph's per-op float-op counts as text to log_dir/tfprof_log."""
+    """Writes the graph's per-op float-op counts as text to log_dir/tfprof_log; an OpLogProto
+    `op_log` adds to an op its entry's types (after a tab) and replaces its float-op count
+    when the entry gives one."""
     import os
+    entries = {entry.name: entry for entry in (op_log.log_entries if op_log else ())}
     os.makedirs(log_dir, exist_ok=True)
     with open(os.path.join(log_dir, "tfprof_log"), "w") as handle:
         for op in graph.get_operations():
-            handle.write(f"{op.name}\t{op.type}\t{op_float_ops(op)}\n")
+            entry = entries.get(op.name)
+            flops = entry.float_ops if entry is not None and entry.float_ops else \
+                op_float_ops(op)
+            types = "\t" + ",".join(entry.types) if entry is not None and entry.types else ""
+            handle.write(f"{op.name}\t{op.type}\t{flops}{types}\n")

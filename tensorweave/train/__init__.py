@@ -70,4 +70,7 @@ from tensorweave.train.checkpoint_utils import (checkpoints_iterator,  # noqa: F
 from tensorweave.train.warm_starting import VocabInfo, warm_start  # noqa: F401
 from tensorweave.train import experimental  # noqa: F401
 from tensorweave.train.checkpoint import Checkpoint, CheckpointManager  # noqa: F401
+from tensorweave.train.checkpoint_options import CheckpointOptions  # noqa: F401
+from tensorweave.train.sdca import sdca_shrink_l1  # noqa: F401
+from tensorweave.ops.sdca_ops import sdca_fprint, sdca_optimizer  # noqa: F401
 from tensorweave.train.profiler_hook import ProfilerHook  # noqa: F401

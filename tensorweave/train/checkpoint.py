@@ -19,7 +19,9 @@ from tensorweave.framework.graph import GraphKeys
 from tensorweave.ops import state_ops, variables as variables_lib
 from tensorweave.ops.partitioned_variables import PartitionedVariable
 from tensorweave.ops.variables import Variable
-from tensorweave.train import checkpoint_management
+from tensorweave.train import checkpoint_management, checkpoint_sharding
+from tensorweave.train.checkpoint_options import DEFAULT as _DEFAULT_OPTIONS
+from tensorweave.train.checkpoint_options import PythonState, python_state_saveable
 from tensorweave.train.optimizer import Optimizer
 from tensorweave.train.saver import Saver
 
@@ -69,6 +71,9 @@ def object_graph_variables(root):
             if isinstance(child, (Variable, PartitionedVariable)):
                 found["/".join(child_path + [_VALUE])] = child
                 paths[id(child)] = child_path
+            elif isinstance(child, PythonState):
+                key = "/".join(child_path + [".ATTRIBUTES/py_state"])
+                found[key] = python_state_saveable(child, key)
             else:
                 if isinstance(child, Optimizer):
                     optimizers.append((child, child_path))
@@ -127,11 +132,13 @@ class Checkpoint:
         found["save_counter/" + _VALUE] = self._save_counter
         return found
 
-    def _saver_for(self, var_map):
-        key = tuple(sorted((name, id(var)) for name, var in var_map.items()))
+    def _saver_for(self, var_map, options=None):
+        device = (options or _DEFAULT_OPTIONS).experimental_io_device
+        key = (device,) + tuple(sorted((name, id(var)) for name, var in var_map.items()))
         saver = self._savers.get(key)
         if saver is None:
-            saver = Saver(var_list=var_map, max_to_keep=None)
+            with graph_lib.get_default_graph().device(device):
+                saver = Saver(var_list=var_map, max_to_keep=None)
             self._savers[key] = saver
         return saver
 
@@ -139,43 +146,58 @@ class Checkpoint:
         if not sess.run(self._counter_ready):
             sess.run(self._save_counter.initializer)
 
-    def write(self, file_prefix, session=None):
-        """Writes a checkpoint at `file_prefix` (no counter, no state file); returns it."""
+    def write(self, file_prefix, session=None, options=None):
+        """Writes a checkpoint at `file_prefix` (no counter, no state file); returns it.
+        `options`: a tf.train.CheckpointOptions."""
+        options = options or _DEFAULT_OPTIONS
         sess = _session(session)
         self._initialize_counter(sess)
-        return self._saver_for(self._variables()).save(sess, file_prefix,
-                                                       write_meta_graph=False,
-                                                       write_state=False)
+        var_map = options.select(self._variables())
+        callback = options.experimental_sharding_callback
+        if callback is None:
+            path = self._saver_for(var_map, options).save(
+                sess, file_prefix, write_meta_graph=False, write_state=False)
+        else:
+            key = (id(callback),) + tuple(sorted((k, id(v)) for k, v in var_map.items()))
+            if key not in self._savers:
+                self._savers[key] = checkpoint_sharding.build_sharded_save(var_map, callback)
+            filename, save = self._savers[key]
+            os.makedirs(os.path.dirname(os.path.abspath(file_prefix)), exist_ok=True)
+            sess.run(save, {filename: file_prefix})
+            path = file_prefix
+        options.after_write(path)
+        return path
 
-    def save(self, file_prefix, session=None):
+    def save(self, file_prefix, session=None, options=None):
         """Increments save_counter, writes `file_prefix-<counter>` and makes it the latest
         checkpoint of its directory; returns its path."""
         sess = _session(session)
         self._initialize_counter(sess)
         number = sess.run(self._bump)
-        path = self.write(f"{file_prefix}-{number}", sess)
+        path = self.write(f"{file_prefix}-{number}", sess, options)
         checkpoint_management.update_checkpoint_state(
             os.path.dirname(file_prefix) or ".", path, [path], save_relative_paths=True)
         return path
 
-    def restore(self, save_path):
+    def restore(self, save_path, options=None):
         """A status whose `run_restore_ops(session)` loads the variables this checkpoint
         reaches now from `save_path` (None: nothing to restore, initialize instead)."""
         if save_path is None:
             return InitializationOnlyStatus(self)
-        return CheckpointLoadStatus(self, save_path)
+        return CheckpointLoadStatus(self, save_path, options)
 
 
 class CheckpointLoadStatus:
-    def __init__(self, checkpoint, save_path):
+    def __init__(self, checkpoint, save_path, options=None):
         if not checkpoint_management.checkpoint_exists(save_path):
             raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path}")
         self._checkpoint = checkpoint
         self._save_path = save_path
+        self._options = options or _DEFAULT_OPTIONS
         self._saved = {name for name, _ in checkpoint_management.list_variables(save_path)}
 
     def _matched(self):
-        tracked = self._checkpoint._variables()
+        tracked = self._options.select(self._checkpoint._variables())
         return tracked, {key: var for key, var in tracked.items() if key in self._saved}
 
     def run_restore_ops(self, session=None):
@@ -183,7 +205,8 @@ class CheckpointLoadStatus:
         sess = _session(session)
         _, matched = self._matched()
         if matched:
-            self._checkpoint._saver_for(matched).restore(sess, self._save_path)
+            self._checkpoint._saver_for(matched, self._options).restore(sess,
+                                                                        self._save_path)
 
     def initialize_or_restore(self, session=None):
         """Restores what the checkpoint holds and initializes the other tracked variables."""

@@ -3,3 +3,7 @@ from tensorweave.train.loss_scale import (DynamicLossScale, FixedLossScale,  # n
                                           LossScale, MixedPrecisionLossScaleOptimizer)
 from tensorweave.train.loss_scale import (  # noqa: F401
     disable_mixed_precision_graph_rewrite, enable_mixed_precision_graph_rewrite)
+from tensorweave.train.checkpoint_options import PythonState  # noqa: F401,E402
+from tensorweave.train.checkpoint_sharding import (MaxShardSizePolicy,  # noqa: F401,E402
+                                                   ShardableTensor, ShardByTaskPolicy,
+                                                   ShardingCallback)
