@@ -52,3 +52,24 @@ def test_non_scalar_flag_is_refused_naming_it():
     with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError,
                                              match="training_flag"):
         sess.run(dropped, {inputs: np.ones((2, 3)), training: [True, False]})
+
+
+def test_contrib_batch_norm_with_unshaped_is_training():
+    is_training = tf.placeholder(tf.bool)
+    images = tf.placeholder(tf.float32, [None, 4, 4, 2])
+    normed = tf.contrib.layers.batch_norm(images, is_training=is_training, decay=0.5,
+                                          updates_collections=None)
+    assert normed.shape.as_list() == [None, 4, 4, 2]
+    data = np.random.default_rng(2).normal(-1, 3, (3, 4, 4, 2)).astype(np.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        out = sess.run(normed, {images: data, is_training: True})
+        frozen = sess.run(normed, {images: data, is_training: False})
+    mean, var = data.mean((0, 1, 2)), data.var((0, 1, 2))
+    np.testing.assert_allclose(out, (data - mean) / np.sqrt(var + 1e-3), atol=1e-4)
+    # updates_collections=None: the moving averages moved halfway in that training step; the
+    # fused 4-D layout tracks the Bessel-corrected batch variance.
+    count = data.size // 2
+    moving_mean, moving_var = mean / 2, (1 + var * count / (count - 1)) / 2
+    np.testing.assert_allclose(frozen, (data - moving_mean) / np.sqrt(moving_var + 1e-3),
+                               atol=1e-4)
