@@ -41,3 +41,12 @@ def test_unknown_and_unbundled_names_are_clear_errors():
         tf.contrib.learn.datasets.load_dataset("cifar")
     with pytest.raises(ValueError, match="load_csv_with_header"):
         tf.contrib.learn.datasets.load_dataset("iris")
+
+
+def test_contrib_read_data_sets_fake_data_reads_nothing(tmp_path):
+    data = tf.contrib.learn.datasets.mnist.read_data_sets(str(tmp_path / "absent"),
+                                                          fake_data=True, one_hot=True)
+    images, labels = data.train.next_batch(3, fake_data=True)
+    np.testing.assert_array_equal(np.asarray(images), np.ones((3, 784)))
+    np.testing.assert_array_equal(np.asarray(labels), np.eye(10)[[0, 0, 0]])
+    assert not (tmp_path / "absent").exists()
