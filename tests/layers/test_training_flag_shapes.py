@@ -73,3 +73,20 @@ def test_contrib_batch_norm_with_unshaped_is_training():
     moving_mean, moving_var = mean / 2, (1 + var * count / (count - 1)) / 2
     np.testing.assert_allclose(frozen, (data - moving_mean) / np.sqrt(moving_var + 1e-3),
                                atol=1e-4)
+
+
+def test_keras_noise_and_recurrent_dropout_with_unshaped_flag():
+    training = tf.placeholder(tf.bool)
+    sequences = tf.placeholder(tf.float32, [None, 5, 3])
+    noisy = tf.keras.layers.GaussianNoise(0.5)(sequences, training=training)
+    assert noisy.shape.as_list() == [None, 5, 3]
+    final = tf.keras.layers.SimpleRNN(4, dropout=0.5, recurrent_dropout=0.5)(
+        sequences, training=training)
+    assert final.shape.as_list() == [None, 4]
+    data = np.random.default_rng(3).normal(size=(2, 5, 3)).astype(np.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        np.testing.assert_array_equal(sess.run(noisy, {sequences: data, training: False}), data)
+        assert not np.allclose(sess.run(noisy, {sequences: data, training: True}), data)
+        inference = [sess.run(final, {sequences: data, training: False}) for _ in range(2)]
+    np.testing.assert_array_equal(inference[0], inference[1])
