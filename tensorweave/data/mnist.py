@@ -208,8 +208,8 @@ class DataSet:
             return [[1] * 784 for _ in range(batch_size)], [fake_label] * batch_size
         if not self._sharded:
             self._take_input_shard()
-        if batch_size > self._num_examples:
-            raise ValueError(f"batch_size {batch_size} exceeds the {self._num_examples} examples")
+        # A batch larger than the set is not refused (TF's tutorial loader is not): it is the
+        # rest of this epoch followed by the next epoch's examples, as many as there are.
         start = self._index_in_epoch
         if self._epochs_completed == 0 and start == 0 and shuffle:
             self._shuffle()

@@ -1,4 +1,5 @@
 """Kernels of the checkpoint I/O ops; the file layout is in checkpoint_format.py."""
+import os
 import time
 
 import numpy as np
@@ -27,8 +28,25 @@ def save_v2(prefix, tensor_names, shape_and_slices, *tensors):
             f"{len(tensors)} tensors; expected one of each per tensor")
     prefix = _text(prefix)
     file_access.check_path("SaveV2", prefix, "w")
+    _make_prefix_directory("SaveV2", prefix)
     files.write_checkpoint(prefix, names, specs, tensors)
     return ()
+
+
+def _make_prefix_directory(op, prefix):
+    """As TF's bundle writer: the prefix's own directory is created when missing (a first
+    `saver.save(sess, './model/dnn.ckpt')`), but not its ancestors."""
+    directory = os.path.dirname(prefix)
+    if not directory or os.path.isdir(directory):
+        return
+    try:
+        os.mkdir(directory)
+    except FileExistsError:
+        pass  # another shard's SaveV2 made it first
+    except FileNotFoundError:
+        raise errors.NotFoundError(
+            None, None, f"{op}: the parent of {directory!r} does not exist; create it before "
+            f"saving to {prefix!r}") from None
 
 
 @register_kernel("RestoreV2")

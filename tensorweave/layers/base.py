@@ -9,7 +9,7 @@ from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import GraphKeys
-from tensorweave.ops import init_ops, variable_scope, variables
+from tensorweave.ops import array_ops, init_ops, math_ops, variable_scope, variables
 
 
 def _snake_case(name):
@@ -319,3 +319,13 @@ def normalize_data_format(data_format, spatial_rank=2):
         raise ValueError(f"The `data_format` argument must be 'channels_last' or "
                          f"'channels_first', got {data_format!r}")
     return formats[data_format]
+
+
+def select_by_training(training, if_training, otherwise):
+    """`if_training` where the bool tensor `training` holds, else `otherwise`. TF takes the
+    flag as a scalar predicate (smart_cond), so a `tf.placeholder(tf.bool)` fed without a shape
+    still gives the branches' own static shape rather than an unknown one; a non-scalar flag
+    fails at run time in the reshape, naming it."""
+    flag = array_ops.reshape(convert_to_tensor(training, dtype=dtypes.bool), [],
+                             name="training_flag")
+    return math_ops.select(flag, if_training, otherwise)

@@ -398,7 +398,13 @@ def where(condition, x=None, y=None, name=None):
         raise ValueError("tf.where needs both x and y, or neither")
     condition = convert_to_tensor(condition, dtypes.bool)
     x, y = convert_pair(x, y)
-    return select(_rows_condition(condition, x, y), x, y, name=name)
+    result = select(_rows_condition(condition, x, y), x, y, name=name)
+    if condition.shape.ndims is None:
+        # TF 1.x's Select: a condition is a scalar, a row vector or the branches' shape, so the
+        # result has the branches' shape even when the condition's rank is unknown (a
+        # `tf.placeholder(tf.bool)` flag).
+        result.set_shape(common_shapes.broadcast_shapes(x.shape, y.shape))
+    return result
 
 
 def where_v2(condition, x=None, y=None, name=None):

@@ -252,7 +252,8 @@ class Saver:
         else:
             prefix = save_path
         save_dir = os.path.dirname(save_path)
-        if save_dir and not os.path.isdir(save_dir):
+        # SaveV2 creates a missing save_dir itself, one level deep, as TF's does.
+        if save_dir and not os.path.isdir(os.path.dirname(os.path.abspath(save_dir))):
             raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
         if self._is_empty:
             return None

@@ -74,8 +74,6 @@ def test_contrib_learn_mnist_read_data_sets(tmp_path):
     assert images.shape == (4, 784) and labels.shape == (4, 10)
     deep = importlib.import_module("tensorweave.contrib.learn.python.learn.datasets.mnist")
     assert deep.read_data_sets is tf.contrib.learn.datasets.mnist.read_data_sets
-    with pytest.raises(ValueError, match="fake_data"):
-        tf.contrib.learn.datasets.mnist.read_data_sets(str(tmp_path), fake_data=True)
 
 
 def test_contrib_data_transformations():

@@ -14,10 +14,10 @@ import numpy as np
 from tensorweave.contrib.framework.arg_scope import add_arg_scope
 from tensorweave.contrib.framework.variables import model_variable
 from tensorweave.contrib.layers.utils import collect_named_outputs, variable_collections
-from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import GraphKeys
+from tensorweave.layers.base import select_by_training
 from tensorweave.ops import (array_ops, control_flow_ops, init_ops, math_ops, nn_impl,
                              state_ops, variable_scope)
 
@@ -82,10 +82,9 @@ def batch_norm(inputs, decay=0.999, center=True, scale=False, epsilon=0.001, act
             if _is_python_bool(is_training):
                 mean, variance = batch_mean, batch_variance
             else:
-                training = convert_to_tensor(is_training, dtype=dtypes.bool)
-                mean = math_ops.select(training, batch_mean, mean)
-                variance = math_ops.select(training, batch_variance, variance)
-                step = math_ops.select(training, step, convert_to_tensor(0, dtype=dtype))
+                mean = select_by_training(is_training, batch_mean, mean)
+                variance = select_by_training(is_training, batch_variance, variance)
+                step = select_by_training(is_training, step, convert_to_tensor(0, dtype=dtype))
             updates = [
                 state_ops.assign_sub(moving_mean, (moving_mean.read_value() - batch_mean) * step,
                                      name="AssignMovingAvg"),

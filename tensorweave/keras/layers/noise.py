@@ -7,7 +7,8 @@ from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.keras import backend
 from tensorweave.keras.engine.base_layer import Layer
 from tensorweave.keras.layers.core import Dropout
-from tensorweave.ops import array_ops, math_ops, random_ops
+from tensorweave.layers.base import select_by_training
+from tensorweave.ops import array_ops, random_ops
 
 
 def _in_training(noisy, clean, training):
@@ -16,7 +17,7 @@ def _in_training(noisy, clean, training):
         return noisy
     if training is False:
         return clean
-    return math_ops.select(convert_to_tensor(training, dtype="bool"), noisy, clean)
+    return select_by_training(training, noisy, clean)
 
 
 class GaussianNoise(Layer):

@@ -11,11 +11,11 @@ transfer to and from Keras unchanged. Dropout masks (dropout, recurrent_dropout)
 once per call and shared by the gates and all timesteps."""
 import numpy as np
 
-from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.keras import activations, backend, constraints, initializers, regularizers
 from tensorweave.keras.engine.base_layer import Layer, serialize_initializer
 from tensorweave.keras.layers import recurrent_loop
+from tensorweave.layers.base import select_by_training
 from tensorweave.ops import array_ops, math_ops, nn_impl, state_ops, variables as variables_lib
 
 
@@ -30,7 +30,7 @@ def _dropout_mask(like, rate, training):
     dropped = nn_impl.dropout(ones, rate=rate)
     if training is True:
         return dropped
-    return math_ops.select(convert_to_tensor(training, dtype="bool"), dropped, ones)
+    return select_by_training(training, dropped, ones)
 
 
 class _Cell(Layer):

@@ -4,6 +4,7 @@ import csv
 
 import numpy as np
 
+from tensorweave.contrib.learn.datasets import mnist
 from tensorweave.framework.file_io import GFile
 
 Dataset = collections.namedtuple("Dataset", ["data", "target"])
@@ -50,3 +51,19 @@ def load_csv_with_header(filename, target_dtype, features_dtype, target_column=-
 def load_csv_without_header(filename, target_dtype, features_dtype, target_column=-1):
     """A CSV of numbers, one example a row."""
     return _split(_rows(filename), target_dtype, features_dtype, target_column, filename)
+
+
+_UNBUNDLED = ("iris", "boston", "dbpedia")
+
+
+def load_dataset(name, size="small", test_with_fake_data=False):
+    """`tf.contrib.learn.datasets.load_dataset`: "mnist" reads the IDX files in ./MNIST-data
+    (TF's layers tutorial loads its data so). TF ships copies of iris and boston inside its
+    package and downloads dbpedia; tensorweave has neither, so those names say how to load the
+    same data instead."""
+    if name == "mnist":
+        return mnist.load_mnist()
+    if name in _UNBUNDLED:
+        raise ValueError(f"load_dataset({name!r}): tensorweave bundles no copy of this data "
+                         f"set; read its CSV file with load_csv_with_header")
+    raise ValueError(f"Name of dataset is not found: {name}")

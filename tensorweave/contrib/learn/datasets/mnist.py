@@ -9,10 +9,8 @@ from tensorweave.framework import dtypes
 
 def read_data_sets(train_dir, fake_data=False, one_hot=False, dtype=dtypes.float32,
                    reshape=True, validation_size=5000, seed=None, source_url=None):
-    """Train / validation / test DataSets from the IDX files in `train_dir`."""
-    if fake_data:
-        raise ValueError("read_data_sets: fake_data=True is not supported; give the directory "
-                         "of the MNIST IDX files")
+    """Train / validation / test DataSets from the IDX files in `train_dir` (TF's fake ones,
+    reading nothing, with `fake_data`)."""
     np_dtype = dtypes.as_dtype(dtype).np_dtype if isinstance(dtype, dtypes.DType) else dtype
     return _loader.read_data_sets(train_dir, fake_data=fake_data, one_hot=one_hot,
                                   dtype=np_dtype, reshape=reshape,
