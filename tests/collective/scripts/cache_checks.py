@@ -23,7 +23,7 @@ from tensorweave import collective
 from tensorweave.collective import wire
 from tensorweave.framework import errors
 
-STEPS = 6
+STEPS = 8
 SMALL = 20
 
 sent, received = [], []
@@ -46,13 +46,14 @@ def recording_recv(sock):
 wire.send_control, wire.recv_control = recording_send, recording_recv
 
 
-def step(comm, rank, size, prefix="grad/"):
-    """One step's collectives, checked against their closed-form sums."""
-    futures = [comm.submit("allreduce", np.full(16 + i, rank + i, np.float32), f"{prefix}{i}",
-                           op="sum") for i in range(SMALL)]
-    futures.append(comm.submit("allreduce", np.full(300_000, rank, np.float32), f"{prefix}big",
-                               op="sum"))
-    total = size * (size - 1) / 2
+def step(comm, rank, size, k, prefix="grad/"):
+    """Step k's collectives, checked against their closed-form sums (values change with k,
+    so a rank reading a peer's shared memory of an earlier step would be caught)."""
+    futures = [comm.submit("allreduce", np.full(16 + i, rank + i + k, np.float32),
+                           f"{prefix}{i}", op="sum") for i in range(SMALL)]
+    futures.append(comm.submit("allreduce", np.full(300_000, rank + k, np.float32),
+                               f"{prefix}big", op="sum"))
+    total = size * (size - 1) / 2 + size * k
     for i, future in enumerate(futures[:-1]):
         assert (future.result() == total + size * i).all(), i
     assert (futures[-1].result() == total).all()
@@ -62,8 +63,8 @@ def main():
     mode = sys.argv[1]
     comm = collective.init(stall_seconds=2.0, peer_timeout=20.0)
     rank, size = comm.rank, comm.size
-    for _ in range(STEPS):
-        step(comm, rank, size)
+    for k in range(STEPS):
+        step(comm, rank, size, k)
     later_sent = [item for batch in sent[len(sent) // 2:] for item in batch]
     later_received = [r for batch in received[len(received) // 2:] for r in batch]
     result = {"rank": rank,
@@ -89,7 +90,7 @@ def main():
         # The job goes on: in "shape" every rank was told of grad/0's failure, so the cached
         # names work again (rank 1 sends grad/0 in full once more); in "set" rank 1 never
         # submitted grad/0 and would be told of its failure for a while, so new names.
-        step(comm, rank, size, "grad/" if mode == "shape" else "after/")
+        step(comm, rank, size, STEPS, "grad/" if mode == "shape" else "after/")
         result["after"] = True
     print("RESULT " + json.dumps(result), flush=True)
     collective.shutdown()
