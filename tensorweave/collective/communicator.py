@@ -55,11 +55,13 @@ class DataPlane:
 
     def allreduce_parts(self, parts, op, tag, compression=None):
         """The reduction of the flat arrays `parts` (left unchanged) laid end to end, as a new
-        flat array; planes that move the data through buffers of their own anyway copy the
-        parts straight there (a fused allreduce then costs no extra copy)."""
+        flat array (for "mean", divided by the size already); planes that move the data
+        through buffers of their own anyway copy the parts straight there (a fused allreduce
+        then costs no extra copy), and may divide each block where it is reduced."""
         buf = buffers.POOL.empty(sum(part.size for part in parts), parts[0].dtype)
         np.concatenate(parts, out=buf)
         self.allreduce(buf, op, tag, compression)
+        execute.finish_mean(buf, op, self.size)
         return buf
 
     def allgather(self, mine, counts, out, tag):

@@ -52,7 +52,7 @@ def run(plane, topology, response, calls):
                                               f" rows {rows} do not add up to {shape[0]}")
         buf = np.array(array, copy=True).reshape(-1)
         piece = plane.reduce_scatter(buf, response["op"], [r * row_elems for r in rows], tag)
-        _finish_mean(piece, response["op"], size)
+        finish_mean(piece, response["op"], size)
         return [piece.reshape((rows[topology.rank],) + shape[1:])]
     if kind == "alltoall":
         splits = response["splits"]  # splits[sender][receiver], in rows
@@ -69,7 +69,6 @@ def _allreduce(plane, response, arrays, shapes, dtype, name, size):
     tag = (response["seq"], wire.describe(name, dtype, (sum(a.size for a in arrays),)))
     buf = plane.allreduce_parts([a.reshape(-1) for a in arrays], op, tag,
                                 response.get("comp"))
-    _finish_mean(buf, op, size)
     results, offset = [], 0
     for shape in shapes:
         count = int(np.prod(shape, dtype=np.int64))
@@ -78,7 +77,7 @@ def _allreduce(plane, response, arrays, shapes, dtype, name, size):
     return results
 
 
-def _finish_mean(buf, op, size):
+def finish_mean(buf, op, size):
     if op != "mean" or size == 1:
         return
     if buf.dtype.kind in "fc":
