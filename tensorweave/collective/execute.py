@@ -5,6 +5,8 @@ A rank that has joined (Communicator.join) gets responses for collectives it nev
 it takes part with zeros of the negotiated shape (allreduce, reduce_scatter) or no rows
 (allgather), so the ranks still running finish their epoch without deadlocking.
 """
+import math
+
 import numpy as np
 
 from tensorweave.collective import wire
@@ -70,8 +72,8 @@ def _allreduce(plane, response, arrays, shapes, dtype, name, size):
     buf = plane.allreduce_parts([a.reshape(-1) for a in arrays], op, tag,
                                 response.get("comp"))
     results, offset = [], 0
-    for shape in shapes:
-        count = int(np.prod(shape, dtype=np.int64))
+    for shape in shapes:  # (math.prod: np.prod costs ~5 us a call, per fused tensor)
+        count = math.prod(shape)
         results.append(buf[offset:offset + count].reshape(shape))
         offset += count
     return results
