@@ -38,6 +38,9 @@ SMALL_BYTES = 64 * 1024
 # three copies of the buffer at memory speed and three tiny TCP barriers, against the ring's
 # 2 (n-1)/n of the buffer each way through loopback TCP.
 SHM_BYTES = 256 * 1024
+# Shared-memory allreduces up to this size alternate between two halves of the segments and
+# skip their last barrier (native.TcpMesh._shm_allreduce).
+HALVES_BYTES = 16 << 20
 # Frames up to this size are sent without the sender thread: the kernel's socket buffers
 # (at least net.core.wmem_default, 208 KiB on Linux) take them without waiting for the reader.
 INLINE_SEND_BYTES = 64 * 1024
@@ -78,7 +81,8 @@ class TcpMesh(DataPlane):
         self.addresses = addresses
         self.peer_timeout = peer_timeout
         self._sockets = {}
-        self._shm_calls = 0  # shared-memory allreduces so far: which half of the segments
+        self._shm_calls = 0  # allreduces in halves so far: which half of the segments
+        self._shm_unfenced = False  # the last one used a half and ended with no barrier
         self._sender = ThreadPoolExecutor(1, thread_name_prefix="tw-coll-send")
         self._connect(listener, token, connect_timeout)
 
@@ -225,18 +229,27 @@ class TcpMesh(DataPlane):
         """The shared-memory allreduce (shm.py) of `parts` laid end to end, into `out`; False
         (on every rank) if a rank could not get its segment: the caller takes the TCP path.
 
-        Successive allreduces use the two halves of the segments in turn, so none needs a
-        barrier after its copy-out: a rank writes a half again only after the next
-        allreduce's vote, which every rank reaches after copying out of that half (one TCP
-        round trip saved a call: 0.1-0.3 ms here). With `mean`, op "mean" divides each
-        block where it is reduced (1/n of the buffer per rank, not all of it)."""
+        Up to HALVES_BYTES, successive allreduces use the two halves of the segments in
+        turn, so none needs a barrier after its copy-out: a rank writes a half again only
+        after the next allreduce's vote, which every rank reaches after copying out of that
+        half (one TCP round trip saved a call: 0.1-0.3 ms here). Larger ones use the start
+        of the segments and fence it with barriers, as a round trip is nothing beside their
+        copies and a second half would double their shared memory and first-touch cost.
+        With `mean`, op "mean" divides each block where it is reduced (1/n of the buffer
+        per rank, not all of it)."""
         rank, size, nbytes = self.rank, self.size, out.nbytes
+        halves = nbytes <= HALVES_BYTES
         try:
-            own = self._segments.own(2 * nbytes)
+            own = self._segments.own(2 * nbytes if halves else nbytes)
         except OSError:
             own = None
-        half = self._segments.capacity // 2 if self._shm_calls % 2 else 0
-        self._shm_calls += 1
+        half = 0
+        if halves:
+            half = self._segments.capacity // 2 if self._shm_calls % 2 else 0
+            self._shm_calls += 1
+        elif self._shm_unfenced:  # peers may still read the last allreduce's half
+            self._barrier(tag, "|shm-free")
+        self._shm_unfenced = halves
         if own is not None:
             own = own[half:half + nbytes]
             # One call packs a fused group (200 parts: ~1.1 ms against ~1.2-1.8 ms for a
@@ -262,6 +275,8 @@ class TcpMesh(DataPlane):
         self._segments.unlink_fresh()
         for r in range(size):
             out[offsets[r]:offsets[r + 1]] = views[r][offsets[r]:offsets[r + 1]]
+        if not halves:
+            self._barrier(tag, "|shm-read")
         return True
 
     def _barrier(self, tag, part):

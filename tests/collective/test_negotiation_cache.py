@@ -99,3 +99,11 @@ def test_a_rank_leaving_the_cached_pattern_fails_every_rank_within_5_seconds(mod
             assert "rank 1" in message
         else:
             assert "'grad/0'" in message and "'grad/other'" in message and "rank 1" in message
+
+
+@pytest.mark.timeout(60)
+def test_shared_memory_halves_interleaved_with_large_allreduces():
+    outputs = run_native(2, "cache_checks.py", "halves", timeout=50)
+    found = results(outputs)
+    assert sorted(found) == [0, 1] and all(code == 0 for code, _ in outputs), outputs
+    assert all(record["halves"] for record in found.values())

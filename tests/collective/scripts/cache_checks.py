@@ -9,6 +9,8 @@ sends and receives, then:
   steady     nothing more: the record says whether later steps went by names and slots
   shape      rank 1 submits a cached name with another shape
   set        rank 1 submits a different tensor set (a name no other rank submits)
+  halves     then shared-memory allreduces that alternate the segments' halves (1.2 MB)
+             interleaved with ones past native.HALVES_BYTES (17 MB), values changing each time
 
 and after a mismatch every rank runs one more correct step (the job goes on).
 Prints one "RESULT <json>" line.
@@ -74,6 +76,14 @@ def main():
               # that ran out goes in full, and is a new group); slots must still be used.
               "by_slot": sum("names" not in r and "slot" in r for r in later_received),
               "later_responses": len(later_received)}
+    if mode == "halves":
+        for k in range(4):
+            small = comm.allreduce(np.full(300_000, rank + k, np.float32), name="small")
+            large = comm.allreduce(np.full(17 << 18, rank * k, np.float32), name="large",
+                                   op="mean")
+            assert (small == size * (size - 1) / 2 + size * k).all(), k
+            assert (large == k * (size - 1) / 2).all(), k
+        result["halves"] = True
     if mode in ("shape", "set"):
         start = time.monotonic()
         try:
