@@ -13,7 +13,8 @@ size / time (GB/s), as nccl-tests and Horovod report it. The native run also mea
 
 --mlp also trains the MLP 784-512-512-10 (Adam, batch 128 per rank, one intra-op thread per
 rank) with hvd.DistributedOptimizer on 1 and on 2 ranks (native backend): examples/s of the
-job (ranks x batch x steps / wall time of the slowest rank).
+job (ranks x batch x steps / wall time of the slowest rank), each rank's CPU per step split
+by thread kind, and the same model trained by 2 workers + 1 ps with SyncReplicasOptimizer.
 """
 import argparse
 import json
@@ -124,11 +125,9 @@ def cpu_split(before, after, steps):
     return split
 
 
-def mlp_worker(steps=60):
-    import tensorweave as tf
-    import tensorweave.horovod as hvd
-    hvd.init()
-    rng = np.random.default_rng(hvd.rank())
+def mlp_model(tf, seed):
+    """The MLP 784-512-512-10's placeholders, loss and one batch of 128 (seeded)."""
+    rng = np.random.default_rng(seed)
     images = rng.random((128, 784), np.float32)
     labels = rng.integers(0, 10, 128)
     x = tf.placeholder(tf.float32, [None, 784])
@@ -136,20 +135,31 @@ def mlp_worker(steps=60):
     hidden = tf.layers.dense(tf.layers.dense(x, 512, tf.nn.relu), 512, tf.nn.relu)
     loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
         labels=y, logits=tf.layers.dense(hidden, 10)))
+    return {x: images, y: labels}, loss
+
+
+def one_thread(tf):
+    return tf.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
+
+
+def mlp_worker(steps=60):
+    import tensorweave as tf
+    import tensorweave.horovod as hvd
+    hvd.init()
+    feed, loss = mlp_model(tf, hvd.rank())
     train = hvd.DistributedOptimizer(tf.train.AdamOptimizer(1e-3)).minimize(loss)
-    config = tf.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
-    with tf.Session(config=config) as sess:
+    with tf.Session(config=one_thread(tf)) as sess:
         sess.run(tf.global_variables_initializer())
         sess.run(hvd.broadcast_global_variables(0))
         for _ in range(5):
-            sess.run(train, {x: images, y: labels})
+            sess.run(train, feed)
         hvd.allreduce(tf.constant(0.0))  # (built before timing: a barrier below)
         barrier = hvd.allreduce(tf.constant(1.0), name="barrier")
         sess.run(barrier)
         cpu_before = thread_cpu_seconds()
         start = time.perf_counter()
         for _ in range(steps):
-            sess.run(train, {x: images, y: labels})
+            sess.run(train, feed)
         sess.run(barrier)
         seconds = time.perf_counter() - start
         split = cpu_split(cpu_before, thread_cpu_seconds(), steps)
@@ -158,6 +168,55 @@ def mlp_worker(steps=60):
         print("RESULT " + json.dumps({"examples/s": hvd.size() * 128 * steps / seconds,
                                       "ms/step": split}), flush=True)
     hvd.shutdown()
+
+
+def sync_ps_task(steps=60, warmup=5):
+    """One task of 1 ps + 2 workers training the same MLP with SyncReplicasOptimizer (2 of
+    2 replicas, one thread per task); the chief reports examples/s over the steps after
+    the warm-up, by the global step."""
+    import tensorweave as tf
+    task = tf.train.TFConfigClusterResolver()
+    server = tf.train.Server(task.cluster_spec(), task.task_type, task.task_id,
+                             config=one_thread(tf))
+    if task.task_type == "ps":
+        return server.join()
+    index, workers = task.task_id, task.cluster_spec().num_tasks("worker")
+    placement = tf.train.replica_device_setter(cluster=task.cluster_spec(),
+                                               worker_device=f"/job:worker/task:{index}")
+    with tf.device(placement):
+        feed, loss = mlp_model(tf, index)
+        global_step = tf.train.get_or_create_global_step()
+        optimizer = tf.train.SyncReplicasOptimizer(tf.train.AdamOptimizer(1e-3), workers,
+                                                   total_num_replicas=workers)
+        train = optimizer.minimize(loss, global_step=global_step)
+    hooks = [optimizer.make_session_run_hook(index == 0),
+             tf.train.StopAtStepHook(last_step=warmup + steps)]
+    start = None
+    with tf.train.MonitoredTrainingSession(master=server.target, is_chief=index == 0,
+                                           hooks=hooks, config=one_thread(tf),
+                                           log_step_count_steps=0) as sess:
+        while not sess.should_stop():
+            _, step = sess.run([train, global_step], feed)
+            if step >= warmup and start is None:
+                start, first = time.perf_counter(), step
+            elif start is not None:
+                last, end = step, time.perf_counter()
+    if index == 0:
+        print("RESULT " + json.dumps({"examples/s": workers * 128 * (last - first) /
+                                      (end - start)}), flush=True)
+
+
+def launch_sync_ps():
+    from tensorweave.cli import launch as launcher
+    command = [sys.executable, os.path.abspath(__file__), "--worker", "sync-ps"]
+    lines = []
+    sys.path.insert(0, REPO)
+    os.environ.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", PYTHONPATH=REPO)
+    status = launcher.run_plan(launcher.build_plan(1, 2, command), output=lines.append)
+    results = [json.loads(line.split("RESULT ", 1)[1]) for line in lines if "RESULT " in line]
+    if status != 0 or not results:
+        raise RuntimeError("sync-ps: no result\n" + "\n".join(lines[-30:]))
+    return results[0]
 
 
 def launch(mode, sizes, ranks=2):
@@ -192,6 +251,9 @@ def main():
     if args.worker == "mlp":
         mlp_worker()
         return
+    if args.worker == "sync-ps":
+        sync_ps_task()
+        return
     if args.worker:
         worker(args.worker, sizes)
         return
@@ -215,6 +277,14 @@ def main():
         one, two = launch("mlp", sizes, ranks=1), launch("mlp", sizes, ranks=2)
         print(f"MLP DistributedOptimizer: 1 rank {one['examples/s']:.0f} examples/s, 2 ranks "
               f"{two['examples/s']:.0f} examples/s ({two['examples/s'] / one['examples/s']:.2f}x)")
+        sync = launch_sync_ps()
+        print(f"MLP 2 workers + 1 ps, SyncReplicasOptimizer: {sync['examples/s']:.0f} examples/s;"
+              f" 2 allreduce ranks do {two['examples/s'] / sync['examples/s']:.2f}x that")
+        for label, run in (("1 rank", one), ("2 ranks", two)):
+            split = run["ms/step"]
+            print(f"  {label}: per step and rank {split['wall']:.2f} ms wall, CPU "
+                  f"{split['compute']:.2f} ms compute, {split['collective']:.2f} ms collective "
+                  f"threads, {split['other']:.2f} ms other")
 
 
 if __name__ == "__main__":
