@@ -8,7 +8,9 @@
 
 For each size (MB of float32), each rank allreduces (sum) a fresh-valued buffer: one warm-up,
 then repetitions; the reported figure is the median time and the "algorithm bandwidth"
-size / time (GB/s), as nccl-tests and Horovod report it. The native run also measures fusion:
+size / time (GB/s), as nccl-tests and Horovod report it, and rank 0's CPU ms per call (all
+its threads: it moves much less than wall time when other jobs load the machine); a 4-byte
+allreduce (200 calls) gives the fixed cost of one collective. The native run also measures fusion:
 200 tensors of 64 KB allreduced at once against one 12.8 MB tensor.
 
 --mlp also trains the MLP 784-512-512-10 (Adam, batch 128 per rank, one intra-op thread per
@@ -35,15 +37,19 @@ def repetitions(nbytes):
     return 20 if nbytes <= 4 * MB else 6 if nbytes <= 64 * MB else 3
 
 
-def time_allreduce(run_one, nbytes):
+def time_allreduce(run_one, nbytes, reps=None):
+    """(median seconds, this process's CPU seconds per call, the last result): one warm-up
+    call, then `reps` timed ones. CPU time moves much less than wall time with other load."""
     buf = np.full(nbytes // 4, 1.0, np.float32)
     run_one(buf)
     times = []
-    for _ in range(repetitions(nbytes)):
+    reps = reps or repetitions(nbytes)
+    cpu = time.process_time()
+    for _ in range(reps):
         start = time.perf_counter()
         out = run_one(buf)
         times.append(time.perf_counter() - start)
-    return statistics.median(times), out
+    return statistics.median(times), (time.process_time() - cpu) / reps, out
 
 
 def worker(mode, sizes):
@@ -64,10 +70,13 @@ def worker(mode, sizes):
 
         def run_one(buf):
             return comm.allreduce(buf, op="sum")
+    seconds, cpu, out = time_allreduce(run_one, 4, reps=200)
+    assert out[0] == size
+    results["4 B (latency)"] = {"ms": seconds * 1e3, "cpu": cpu * 1e3}
     for megabytes in sizes:
-        seconds, out = time_allreduce(run_one, megabytes * MB)
+        seconds, cpu, out = time_allreduce(run_one, megabytes * MB)
         assert out[0] == size and out[-1] == size
-        results[f"{megabytes} MB"] = {"ms": seconds * 1e3,
+        results[f"{megabytes} MB"] = {"ms": seconds * 1e3, "cpu": cpu * 1e3,
                                       "GB/s": megabytes * MB / seconds / 1e9}
     if mode == "native":
         small = [np.full(16 * 1024, 1.0, np.float32) for _ in range(200)]  # 200 x 64 KB
@@ -79,16 +88,18 @@ def worker(mode, sizes):
             return [f.result() for f in futures]
         fused()
         comm.allreduce(big)
-        fused_times, big_times = [], []
-        for _ in range(5):
-            start = time.perf_counter()
-            fused()
-            fused_times.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            comm.allreduce(big)
-            big_times.append(time.perf_counter() - start)
-        results["fusion 200 x 64 KB"] = {"ms": statistics.median(fused_times) * 1e3}
-        results["one 12.8 MB"] = {"ms": statistics.median(big_times) * 1e3}
+        times = {"fused": [], "big": []}
+        cpu = {"fused": 0.0, "big": 0.0}
+        for _ in range(5):  # alternating
+            for key, call in (("fused", fused), ("big", lambda: comm.allreduce(big))):
+                start, start_cpu = time.perf_counter(), time.process_time()
+                call()
+                times[key].append(time.perf_counter() - start)
+                cpu[key] += time.process_time() - start_cpu
+        results["fusion 200 x 64 KB"] = {"ms": statistics.median(times["fused"]) * 1e3,
+                                         "cpu": cpu["fused"] / 5 * 1e3}
+        results["one 12.8 MB"] = {"ms": statistics.median(times["big"]) * 1e3,
+                                  "cpu": cpu["big"] / 5 * 1e3}
     if mode != "mpich":
         from tensorweave import collective
         collective.shutdown()
@@ -259,16 +270,17 @@ def main():
         return
     modes = ["native"] + ([] if args.skip_mpi else ["mpi", "mpich"])
     table = {mode: launch(mode, sizes) for mode in modes}
-    print(f"{'2-rank allreduce':>20} " + " ".join(f"{m:>18}" for m in modes))
+    print(f"{'2-rank allreduce':>20} " + " ".join(f"{m:>30}" for m in modes))
     for key in table["native"]:
         cells = []
         for mode in modes:
             entry = table[mode].get(key)
             cells.append("" if entry is None else f"{entry['ms']:8.2f} ms" + (
-                f" {entry['GB/s']:5.2f}GB/s" if "GB/s" in entry else ""))
-        print(f"{key:>20} " + " ".join(f"{c:>18}" for c in cells))
+                f" {entry['GB/s']:5.2f}GB/s" if "GB/s" in entry else "") + (
+                f" cpu {entry['cpu']:.2f}" if "cpu" in entry else ""))
+        print(f"{key:>20} " + " ".join(f"{c:>30}" for c in cells))
     if "mpich" in table:
-        for key in table["mpich"]:
+        for key in (k for k in table["mpich"] if "GB/s" in table["mpich"][k]):
             print(f"native / MPICH at {key}: "
                   f"{table['native'][key]['GB/s'] / table['mpich'][key]['GB/s']:.2f}x")
     fused, single = table["native"]["fusion 200 x 64 KB"], table["native"]["one 12.8 MB"]
