@@ -68,8 +68,8 @@ def worker(mode, sizes):
         comm = collective.init(backend="native" if mode == "native" else "mpi")
         rank, size = comm.rank, comm.size
 
-        def run_one(buf):
-            return comm.allreduce(buf, op="sum")
+        def run_one(buf):  # named, as a graph op's collective is: the same name every step
+            return comm.allreduce(buf, op="sum", name=f"bench.{buf.nbytes}")
     seconds, cpu, out = time_allreduce(run_one, 4, reps=200)
     assert out[0] == size
     results["4 B (latency)"] = {"ms": seconds * 1e3, "cpu": cpu * 1e3}
