@@ -4,6 +4,7 @@ that submits another shape or another tensor set for cached collectives still fa
 within 5 s, naming both sides, after which the job goes on."""
 import pytest
 
+from tensorweave.collective import coordinator, rendezvous, wire
 from tensorweave.collective import negotiation_cache as cache
 from tests.collective.rank_util import results, run_native
 
@@ -72,6 +73,29 @@ def test_a_group_is_complete_when_its_last_member_is_ready_again():
     assert groups.ready("c")
     groups.handed_out([("a",), ("b",)])
     assert groups.ready("b") and groups.ready("a")
+
+
+@pytest.mark.timeout(30)
+def test_the_coordinator_answers_a_name_with_a_slot_and_refuses_a_name_never_sent():
+    listener = rendezvous.open_coordinator_listener(("127.0.0.1", 0))
+    hosted = coordinator.Coordinator(listener, 1, "secret", 1 << 20, 0.001, 2.0)
+    sock = rendezvous.connect(listener.getsockname(), 0)
+    try:
+        rendezvous.hello(sock, 0, 1, "secret", ("127.0.0.1", 1))
+        request = {"name": "x", "kind": "allreduce", "dtype": "float32", "shape": [2],
+                   "op": "sum"}
+        wire.send_control(sock, {"t": "req", "reqs": [request]})
+        first = wire.recv_control(sock)["list"][0]
+        assert first["names"] == ["x"] and first["shapes"] == [[2]]
+        wire.send_control(sock, {"t": "req", "reqs": ["x"]})
+        assert wire.recv_control(sock)["list"] == [{"seq": first["seq"] + 1,
+                                                    "slot": first["slot"]}]
+        wire.send_control(sock, {"t": "req", "reqs": ["never-sent"]})
+        answer = wire.recv_control(sock)
+        assert answer["t"] == "abort" and "'never-sent'" in answer["msg"]
+    finally:
+        sock.close()
+        assert hosted.stopped.wait(5)
 
 
 @pytest.mark.timeout(60)
