@@ -18,7 +18,8 @@ What the coordinator checks, so that a collective fails instead of hanging:
 
 Fusion: allreduces that become ready within `cycle_seconds` of each other, with the same dtype
 and reduction, are handed out as one response of up to `fusion_bytes` bytes; the ranks pack
-them into one buffer and reduce it once.
+them into one buffer and reduce it once. Repeated requests, responses and groups take the
+shortcuts of negotiation_cache.py (a group handed out before goes out without the cycle wait).
 
 Process sets (process_sets.py): a request naming ranks is negotiated among those ranks only
 (every check above holds inside the set), fused only with collectives of the same set, and
@@ -32,6 +33,7 @@ import threading
 import time
 
 from tensorweave.collective import groups
+from tensorweave.collective import negotiation_cache
 from tensorweave.collective import requests
 from tensorweave.collective import wire
 from tensorweave.framework import errors
@@ -79,6 +81,10 @@ class Coordinator:
         self._gone = set()          # ranks that said goodbye
         self._last_activity = {}
         self._sequence = 0
+        self._known = {}            # rank -> KnownRequests: (request, signature) by name
+        self._slots = negotiation_cache.ResponseSlots()
+        self._groups = negotiation_cache.GroupTracker()
+        self._group_complete = False  # a group handed out before is ready again: no wait
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self._serve, name="tw-coordinator", daemon=True)
         self.thread.start()
@@ -208,7 +214,8 @@ class Coordinator:
                     if not self._handle(rank, message):
                         return
             now = time.monotonic()
-            if self._ready and now >= self._ready_since + self.cycle_seconds:
+            if self._ready and (self._group_complete or
+                                now >= self._ready_since + self.cycle_seconds):
                 self._hand_out()
             if now >= next_stall_check:
                 self._check_stalls(now)
@@ -226,8 +233,18 @@ class Coordinator:
         kind = message["t"]
         self._last_activity[rank] = time.monotonic()
         if kind == "req":
-            for request in message.get("reqs", ()):
-                self._request(rank, request)
+            known = self._known.setdefault(rank, negotiation_cache.KnownRequests())
+            for item in message.get("reqs", ()):
+                if isinstance(item, str):  # the same request as this rank's last of the name
+                    remembered = known.get(item)
+                    if remembered is None:
+                        self._send(rank, {"t": "abort", "code": errors.INTERNAL,
+                                          "msg": f"Rank {rank} referred to collective request "
+                                                 f"{item!r} that it never sent in full"})
+                        return True
+                    self._request(rank, *remembered)
+                else:
+                    self._request(rank, item, known=known)
         elif kind == "join":
             if rank not in self._joined:
                 self._joined.append(rank)
@@ -258,13 +275,18 @@ class Coordinator:
             return False
         return True
 
-    def _request(self, rank, request):
+    def _request(self, rank, request, signature=None, known=None):
+        """One request of `rank`: in full (checked, then remembered in `known`), or one it
+        sent in full before, with its `signature`."""
         name = request.get("name") if isinstance(request, dict) else None
-        if not isinstance(name, str) or request.get("kind") not in requests.KINDS or \
-                not requests.valid_layout(request):
-            self._send(rank, {"t": "abort", "code": errors.INTERNAL,
-                              "msg": f"Malformed collective request from rank {rank}"})
-            return
+        if signature is None:
+            if not isinstance(name, str) or request.get("kind") not in requests.KINDS or \
+                    not requests.valid_layout(request):
+                self._send(rank, {"t": "abort", "code": errors.INTERNAL,
+                                  "msg": f"Malformed collective request from rank {rank}"})
+                return
+            signature = requests.signature(request)
+            known.remember(name, (request, signature))
         errored = self._errored.get(name)
         if errored is not None and rank in errored[2]:
             errored[2].discard(rank)
@@ -292,8 +314,8 @@ class Coordinator:
         entry.requests[rank] = request
         problem = None
         if first is None:
-            entry.signature = requests.signature(request)
-        if first is not None and entry.signature != requests.signature(request):
+            entry.signature = signature
+        if first is not None and entry.signature != signature:
             problem = f"{requests.summary(rank, request)}, but " \
                       f"{requests.summary(first_rank, first)}"
         elif entry.members is not None:
@@ -347,6 +369,8 @@ class Coordinator:
             return
         entry.ready = True
         self._ready.append(entry.name)
+        if self._groups.ready(entry.name):
+            self._group_complete = True
         if self._ready_since is None:
             self._ready_since = time.monotonic()
 
@@ -357,7 +381,7 @@ class Coordinator:
             if name in self._ready:
                 self._ready.remove(name)
                 if not self._ready:
-                    self._ready_since = None
+                    self._ready_since, self._group_complete = None, False
             submitted = set(entry.requests) if entry else set()
             told |= submitted
             members = entry.members if entry and entry.members else self._everyone
@@ -390,7 +414,9 @@ class Coordinator:
         if group:
             responses.append(self._response(group))
         self._ready, self._ready_since = [], None
-        self._deliver(responses, responses)
+        self._group_complete = False
+        self._groups.handed_out(tuple(r["names"]) for r in responses)
+        self._deliver(responses, [self._slots.encode(r) for r in responses])
 
     def _deliver(self, responses, messages):
         """Sends `messages` (what goes on the wire for each of `responses`, in order) to the

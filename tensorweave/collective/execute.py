@@ -5,6 +5,8 @@ A rank that has joined (Communicator.join) gets responses for collectives it nev
 it takes part with zeros of the negotiated shape (allreduce, reduce_scatter) or no rows
 (allgather), so the ranks still running finish their epoch without deadlocking.
 """
+import math
+
 import numpy as np
 
 from tensorweave.collective import wire
@@ -52,7 +54,7 @@ def run(plane, topology, response, calls):
                                               f" rows {rows} do not add up to {shape[0]}")
         buf = np.array(array, copy=True).reshape(-1)
         piece = plane.reduce_scatter(buf, response["op"], [r * row_elems for r in rows], tag)
-        _finish_mean(piece, response["op"], size)
+        finish_mean(piece, response["op"], size)
         return [piece.reshape((rows[topology.rank],) + shape[1:])]
     if kind == "alltoall":
         splits = response["splits"]  # splits[sender][receiver], in rows
@@ -69,16 +71,15 @@ def _allreduce(plane, response, arrays, shapes, dtype, name, size):
     tag = (response["seq"], wire.describe(name, dtype, (sum(a.size for a in arrays),)))
     buf = plane.allreduce_parts([a.reshape(-1) for a in arrays], op, tag,
                                 response.get("comp"))
-    _finish_mean(buf, op, size)
     results, offset = [], 0
-    for shape in shapes:
-        count = int(np.prod(shape, dtype=np.int64))
+    for shape in shapes:  # (math.prod: np.prod costs ~5 us a call, per fused tensor)
+        count = math.prod(shape)
         results.append(buf[offset:offset + count].reshape(shape))
         offset += count
     return results
 
 
-def _finish_mean(buf, op, size):
+def finish_mean(buf, op, size):
     if op != "mean" or size == 1:
         return
     if buf.dtype.kind in "fc":

@@ -29,7 +29,7 @@ from tensorweave.runtime import buffers
 from tensorweave.collective import shm
 from tensorweave.collective import wire
 from tensorweave.collective.communicator import DataPlane
-from tensorweave.collective.execute import reduction_ufunc
+from tensorweave.collective.execute import finish_mean, reduction_ufunc
 from tensorweave.collective.ring import (bf16_bits as _bf16, byte_view as _bytes,
                                          from_bf16_bits as _from_bf16,
                                          round_bf16 as _round_bf16, ring_allreduce)
@@ -42,6 +42,9 @@ SMALL_BYTES = 64 * 1024
 # three copies of the buffer at memory speed and three tiny TCP barriers, against the ring's
 # 2 (n-1)/n of the buffer each way through loopback TCP.
 SHM_BYTES = 256 * 1024
+# Shared-memory allreduces up to this size alternate between two halves of the segments and
+# skip their last barrier (native.TcpMesh._shm_allreduce).
+HALVES_BYTES = 16 << 20
 # Frames up to this size are sent without the sender thread: the kernel's socket buffers
 # (at least net.core.wmem_default, 208 KiB on Linux) take them without waiting for the reader.
 INLINE_SEND_BYTES = 64 * 1024
@@ -62,6 +65,8 @@ class TcpMesh(DataPlane):
         self.addresses = addresses
         self.peer_timeout = peer_timeout
         self._sockets = {}
+        self._shm_calls = 0  # allreduces in halves so far: which half of the segments
+        self._shm_unfenced = False  # the last one used a half and ended with no barrier
         self._sender = ThreadPoolExecutor(1, thread_name_prefix="tw-coll-send")
         self._connect(listener, token, connect_timeout)
 
@@ -178,7 +183,7 @@ class TcpMesh(DataPlane):
         nbytes = sum(part.nbytes for part in parts)
         if self._segments is not None and nbytes >= SHM_BYTES:
             out = buffers.POOL.empty(sum(part.size for part in parts), parts[0].dtype)
-            if self._shm_allreduce(parts, out, reduction_ufunc(op), tag):
+            if self._shm_allreduce(parts, out, op, tag):
                 self.last_path = "shm"
                 return out
         if len(parts) == 1 and self.size > 1 and nbytes >= SMALL_BYTES and \
@@ -188,6 +193,7 @@ class TcpMesh(DataPlane):
             out = buffers.POOL.empty(parts[0].size, parts[0].dtype)
             ring_allreduce(self, out, reduction_ufunc(op), _even_counts(out.size, self.size),
                            tag, compression == "bf16", source=parts[0])
+            finish_mean(out, op, self.size)
             return out
         return super().allreduce_parts(parts, op, tag, compression)
 
@@ -198,7 +204,7 @@ class TcpMesh(DataPlane):
         if self.size == 1 or buf.size == 0:
             return
         if self._segments is not None and buf.nbytes >= SHM_BYTES and \
-                self._shm_allreduce([buf], buf, reduction_ufunc(op), tag):
+                self._shm_allreduce([buf], buf, op, tag, mean=False):
             self.last_path = "shm"
             return
         bf16 = compression == "bf16"
@@ -209,37 +215,58 @@ class TcpMesh(DataPlane):
         ring_allreduce(self, buf, reduction_ufunc(op), _even_counts(buf.size, self.size), tag,
                        bf16)
 
-    def _shm_allreduce(self, parts, out, ufunc, tag):
+    def _shm_allreduce(self, parts, out, op, tag, mean=True):
         """The shared-memory allreduce (shm.py) of `parts` laid end to end, into `out`; False
-        (on every rank) if a rank could not get its segment: the caller takes the TCP path."""
+        (on every rank) if a rank could not get its segment: the caller takes the TCP path.
+
+        Up to HALVES_BYTES, successive allreduces use the two halves of the segments in
+        turn, so none needs a barrier after its copy-out: a rank writes a half again only
+        after the next allreduce's vote, which every rank reaches after copying out of that
+        half (one TCP round trip saved a call: 0.1-0.3 ms here). Larger ones use the start
+        of the segments and fence it with barriers, as a round trip is nothing beside their
+        copies and a second half would double their shared memory and first-touch cost.
+        With `mean`, op "mean" divides each block where it is reduced (1/n of the buffer
+        per rank, not all of it)."""
         rank, size, nbytes = self.rank, self.size, out.nbytes
+        halves = nbytes <= HALVES_BYTES
         try:
-            own = self._segments.own(nbytes)
+            own = self._segments.own(2 * nbytes if halves else nbytes)
         except OSError:
             own = None
+        half = 0
+        if halves:
+            half = self._segments.capacity // 2 if self._shm_calls % 2 else 0
+            self._shm_calls += 1
+        elif self._shm_unfenced:  # peers may still read the last allreduce's half
+            self._barrier(tag, "|shm-free")
+        self._shm_unfenced = halves
         if own is not None:
-            offset = 0
-            for part in parts:
-                own[offset:offset + part.nbytes] = part.view(np.uint8)
-                offset += part.nbytes
+            own = own[half:half + nbytes]
+            # One call packs a fused group (200 parts: ~1.1 ms against ~1.2-1.8 ms for a
+            # Python loop of slice copies, measured here).
+            np.concatenate(parts, out=own.view(out.dtype))
         vote = np.array([own is not None], np.uint8)
         self._recursive_doubling(vote, np.minimum, (tag[0], tag[1] + "|shm-vote"))
         if not vote[0]:
             return False
-        views = [own[:nbytes].view(out.dtype) if r == rank else
-                 self._segments.peer(r)[:nbytes].view(out.dtype)
+        views = [own.view(out.dtype) if r == rank else
+                 self._segments.peer(r)[half:half + nbytes].view(out.dtype)
                  for r in range(size)]
         offsets = np.concatenate([[0], np.cumsum(_even_counts(out.size, size))])
         low, high = offsets[rank], offsets[rank + 1]
         target = views[rank][low:high]
+        ufunc = reduction_ufunc(op)
         for r in range(size):
             if r != rank:
                 ufunc(target, views[r][low:high], out=target)
+        if mean:
+            finish_mean(target, op, size)
         self._barrier(tag, "|shm-reduced")
         self._segments.unlink_fresh()
         for r in range(size):
             out[offsets[r]:offsets[r + 1]] = views[r][offsets[r]:offsets[r + 1]]
-        self._barrier(tag, "|shm-read")
+        if not halves:
+            self._barrier(tag, "|shm-read")
         return True
 
     def _barrier(self, tag, part):

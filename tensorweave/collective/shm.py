@@ -1,9 +1,10 @@
 """Shared memory between the ranks of one host, for large allreduces.
 
 Every rank owns one segment, /dev/shm/<prefix>-r<rank>-c<capacity>, its capacity a power of
-two (at least 1 MiB) grown to the largest allreduce so far (and kept: a job that reduced 256 MB
-once keeps 256 MB of shared memory per rank); since every rank knows the negotiated sizes, each
-can name every other rank's segment without asking. The allreduce (native.py) is then:
+two (at least 1 MiB) grown to the largest allreduce so far (twice that up to 16 MiB) and kept:
+a job that reduced 256 MB once keeps 256 MB of shared memory per rank; since every rank knows
+the negotiated sizes, each can name every other rank's segment without asking. The allreduce
+(native.py) is then:
 
   copy in       each rank copies its buffer into its own segment
   vote          a one-byte min-allreduce over TCP: every rank could create its segment (else
@@ -13,8 +14,13 @@ can name every other rank's segment without asking. The allreduce (native.py) is
   copy out      each rank copies every block j from rank j's segment
   barrier       (before a segment is written again)
 
-A segment's file is unlinked as soon as every rank has mapped it (after the second barrier), so
-nothing stays in /dev/shm even when ranks are killed later; the mappings live on.
+Allreduces up to 16 MiB use the segments' two halves in turn and skip the last barrier: a rank
+votes only after its previous allreduce, so the vote is also what lets the next allreduce
+overwrite the other half; a larger allreduce after one of those starts with a barrier.
+
+A segment's file is unlinked as soon as every rank has mapped it (after the barrier that
+follows the reduce), so nothing stays in /dev/shm even when ranks are killed later; the
+mappings live on.
 """
 import glob
 import mmap

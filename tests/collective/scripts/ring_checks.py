@@ -28,16 +28,18 @@ def main():
     comm = collective.init(stall_seconds=5.0, peer_timeout=20.0, shared_memory=False)
     rank, size = comm.rank, comm.size
     checked = 0
+    # 12 checks per count: sum, max, min of 3 dtypes, mean of 2, bf16.
     # At most a few hundred frames per collective: tiny frames only on small buffers.
     for count in [c for c in COUNTS if c * 4 <= 500 * ring.CHUNK_BYTES]:
         for dtype in ("float32", "float64", "int32"):
-            for op in ("sum", "max", "min"):
+            for op in ("sum", "max", "min") + (("mean",) if dtype != "int32" else ()):
                 got = comm.allreduce(value(rank, count, dtype), op=op,
                                      name=f"{count}.{dtype}.{op}")
                 stacked = np.stack([value(r, count, "float64") for r in range(size)])
                 want = {"sum": stacked.sum(0), "max": stacked.max(0),
-                        "min": stacked.min(0)}[op]
-                assert got.dtype == np.dtype(dtype) and np.array_equal(got, want), \
+                        "min": stacked.min(0), "mean": stacked.mean(0)}[op]
+                assert got.dtype == np.dtype(dtype) and np.allclose(got, want, rtol=1e-6,
+                                                                    atol=0), \
                     (count, dtype, op, got[:8], want[:8])
                 checked += 1
         # bf16 frames: within bfloat16 truncation of every partial sum, the same on all ranks.
