@@ -9,7 +9,7 @@ from tensorweave.framework import dtypes
 from tensorweave.framework import graph as graph_lib
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import GraphKeys
-from tensorweave.ops import array_ops, init_ops, variable_scope, variables
+from tensorweave.ops import init_ops, variable_scope, variables
 
 
 def _snake_case(name):
@@ -289,20 +289,6 @@ class Layer:
         for index, (spec, tensor) in enumerate(zip(specs, tensors)):
             if spec is not None:
                 spec.check(convert_to_tensor(tensor), self.name, index)
-
-
-def training_flag(training, what):
-    """A tensor `training` as the scalar bool that TF's layers switch on with smart_cond: a
-    placeholder of unknown shape (`tf.placeholder(tf.bool, None)`, as programs write it) is
-    taken as one, so the layer's output keeps its input's static shape; a known non-scalar
-    shape fails here, naming the layer."""
-    flag = convert_to_tensor(training, dtype=dtypes.bool)
-    if flag.shape.ndims is None:
-        return array_ops.reshape(flag, [])
-    if flag.shape.ndims != 0:
-        raise ValueError(f"{what}: training must be a Python bool or a scalar bool tensor, "
-                         f"got shape {flag.shape}")
-    return flag
 
 
 def normalize_tuple(value, count, what):

@@ -1,7 +1,9 @@
 """Dense, Dropout and Flatten layers, and their functional forms."""
 import numpy as np
 
-from tensorweave.layers.base import Layer, as_functional, training_flag
+from tensorweave.framework import dtypes
+from tensorweave.framework.constant_op import convert_to_tensor
+from tensorweave.layers.base import Layer, as_functional
 from tensorweave.ops import array_ops, conv_ops, init_ops, math_ops, nn_impl
 
 
@@ -84,7 +86,7 @@ class Dropout(Layer):
                                   seed=self.seed)
         if _is_python_bool(training):
             return dropped
-        return math_ops.select(training_flag(training, f"Dropout {self.name}"), dropped, inputs)
+        return math_ops.select(convert_to_tensor(training, dtype=dtypes.bool), dropped, inputs)
 
 
 def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=None):

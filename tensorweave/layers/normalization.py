@@ -8,8 +8,9 @@ yet), and the updates move the averages by 0 when it is False.
 """
 import numpy as np
 
+from tensorweave.framework import dtypes
 from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.layers.base import Layer, as_functional, training_flag
+from tensorweave.layers.base import Layer, as_functional
 from tensorweave.ops import array_ops, init_ops, math_ops, nn_impl, state_ops
 
 
@@ -80,7 +81,7 @@ class BatchNormalization(Layer):
                 mean, variance = batch_mean, batch_variance
                 decay = convert_to_tensor(1 - self.momentum, dtype=inputs.dtype)
             else:
-                training = training_flag(training, f"BatchNormalization {self.name}")
+                training = convert_to_tensor(training, dtype=dtypes.bool)
                 mean = math_ops.select(training, batch_mean, moving_mean)
                 variance = math_ops.select(training, batch_variance, moving_variance)
                 decay = math_ops.select(training,
