@@ -184,9 +184,11 @@ class _VariableStore:
         initial_value = _initial_value_fn(name, shape, dtype, initializer)
         with graph_lib.get_default_graph().name_scope(None):
             # A value initializer decides the dtype itself (VariableScope.get_variable checked
-            # that an explicit dtype agrees).
+            # that an explicit dtype agrees). The name is made unique in the graph as TF does:
+            # a tf.Variable(name='w') made before get_variable('w') leaves this one op 'w_1'
+            # (the store still knows it as 'w').
             variable = Variable(initial_value=initial_value, trainable=trainable,
-                                collections=collections, name=name + "/",
+                                collections=collections, name=name,
                                 validate_shape=validate_shape, constraint=constraint,
                                 dtype=None if from_value else dtype)
         self.variables[name] = variable
