@@ -12,6 +12,8 @@ num_parallel_calls= and .prefetch()), and dense_to_sparse_batch (datasets hold d
 from tensorweave.data.dataset import Dataset  # noqa: F401
 from tensorweave.data.iterator_ops import Iterator  # noqa: F401
 from tensorweave.data.readers import TFRecordDataset  # noqa: F401
+# TF 1.4 kept the file readers under contrib.data too (deprecated aliases of tf.data's).
+from tensorweave.data.file_datasets import TextLineDataset, FixedLengthRecordDataset  # noqa: F401
 from tensorweave.data.grouping import (group_by_window, bucket_by_sequence_length,  # noqa: F401
                                        group_by_reducer, Reducer)
 from tensorweave.data.element_ops import ignore_errors, rejection_resample  # noqa: F401

@@ -74,13 +74,11 @@ def _call(fn, args, spec):
 
 
 def _output_nest(result):
-    """The function's result as an element nest (a returned list is read as a tuple)."""
+    """The function's result as an element nest. As in TF, only a list returned at the top
+    (often a py_func's outputs) is read as a tuple; a list inside the nest is one component, its
+    tensors stacked (`{"x": parsed_csv_columns[:-1]}` is one [4] feature)."""
     if isinstance(result, list):
-        return tuple(_output_nest(item) for item in result)
-    if isinstance(result, tuple) and not hasattr(result, "_fields"):
-        return tuple(_output_nest(item) for item in result)
-    if isinstance(result, dict):
-        return {key: _output_nest(value) for key, value in result.items()}
+        return tuple(result)
     return result
 
 

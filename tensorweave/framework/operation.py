@@ -28,6 +28,9 @@ class Tensor:
     """One output of an Operation: a symbolic handle to a value computed when a session runs."""
 
     __slots__ = ("_op", "_value_index", "_dtype", "_shape", "_consumers", "__weakref__")
+    # Above ndarray's priority, as in TF: `numpy_array - tensor` defers to Tensor.__rsub__ and
+    # builds an op instead of NumPy trying to turn the tensor into an array.
+    __array_priority__ = 100
     # Python operators are filled in by ops/math_ops.py (the framework layer cannot import ops).
     _OVERLOADABLE = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
                      "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__",

@@ -132,7 +132,11 @@ def softmax_cross_entropy_with_logits_v2(labels=None, logits=None, axis=-1, name
     if labels is None or logits is None:
         raise ValueError("softmax_cross_entropy_with_logits needs both labels= and logits=")
     logits = convert_to_tensor(logits)
-    labels = convert_to_tensor(labels, dtype=logits.dtype)
+    labels = convert_to_tensor(labels)
+    if labels.dtype != logits.dtype:
+        # As TF: labels are cast to the logits' type (programs feed float64 one-hot arrays
+        # built with np.zeros against float32 logits).
+        labels = math_ops.cast(labels, logits.dtype)
     axis = dim if dim is not None else axis
     rank = logits.shape.ndims
     if axis not in (-1, None) and (rank is None or axis % rank != rank - 1):

@@ -107,8 +107,10 @@ def _sequence_length(sequence_length, what):
     if sequence_length is None:
         return None
     sequence_length = convert_to_tensor(sequence_length)
-    if not sequence_length.dtype.is_integer:
-        raise TypeError(f"{what}: sequence_length must be an integer vector, got "
+    # TF casts any numeric vector to int32: programs compute lengths with float reductions
+    # (reduce_sum of sign(one_hot)), so only non-numeric types are refused.
+    if not (sequence_length.dtype.is_integer or sequence_length.dtype.is_floating):
+        raise TypeError(f"{what}: sequence_length must be a numeric vector, got "
                         f"{sequence_length.dtype.name}")
     if sequence_length.shape.ndims not in (None, 1):
         raise ValueError(f"{what}: sequence_length must be a vector of length batch_size, got "

@@ -182,11 +182,18 @@ class _VariableStore:
                              "VarScope?")
         from_value = initializer is not None and not callable(initializer)
         initial_value = _initial_value_fn(name, shape, dtype, initializer)
+        # The variable's ops take its full name from the root of the graph it lives in (the
+        # outermost one when made in a loop body), made unique as TF does: a tf.Variable(
+        # name='w') made before get_variable('w') leaves this one's ops 'w_1/...' (the store
+        # still knows it as 'w').
+        home = function_graph.outermost_graph(graph_lib.get_default_graph())
+        with home.name_scope(None):
+            op_name = home.unique_name(name, mark_as_used=False)
         with graph_lib.get_default_graph().name_scope(None):
             # A value initializer decides the dtype itself (VariableScope.get_variable checked
             # that an explicit dtype agrees).
             variable = Variable(initial_value=initial_value, trainable=trainable,
-                                collections=collections, name=name + "/",
+                                collections=collections, name=op_name + "/",
                                 validate_shape=validate_shape, constraint=constraint,
                                 dtype=None if from_value else dtype)
         self.variables[name] = variable

@@ -267,6 +267,8 @@ class Variable(metaclass=VariableMetaclass):
     def __iter__(self):
         raise TypeError("'Variable' object is not iterable.")
 
+    __array_priority__ = 100  # as Tensor: NumPy arrays on the left defer to our operators
+
     def __array__(self, dtype=None, copy=None):
         raise TypeError(f"Cannot convert Variable {self.name} to a NumPy array; evaluate it in "
                         "a session.")

@@ -5,12 +5,16 @@ Callers never wait for the disk: events go into a bounded queue (`max_queue`; a 
 makes add_* wait) that a background thread writes, flushing the file every `flush_secs` and
 whenever `flush()` is called. `close()` writes what is queued, joins the thread and closes the
 file; `reopen()` starts a new file. Only the first value of each tag keeps its
-SummaryMetadata, as TensorBoard needs it once per tag and run.
+SummaryMetadata, as TensorBoard needs it once per tag and run. Writers a program never closes
+are flushed when the interpreter exits (TF's writer loses nothing there either; TF 1.x
+tutorials end without close()).
 """
+import atexit
 import os
 import queue
 import threading
 import time
+import weakref
 
 import numpy as np
 
@@ -20,6 +24,17 @@ from tensorweave.framework import tfrecord
 from tensorweave.framework.protos import summary_pb2
 
 _CLOSE = object()  # the queue's end marker
+_OPEN_WRITERS = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_open_writers():
+    """At exit the writer threads (daemons) still run, so queued events can reach the file."""
+    for writer in list(_OPEN_WRITERS):
+        try:
+            writer.flush()
+        except OSError:
+            pass  # a full disk at exit: nothing left to report it to
 
 
 class EventFileWriter:
@@ -47,6 +62,7 @@ class EventFileWriter:
                                         name=f"EventFileWriter({os.path.basename(self._path)})")
         self._closed = False
         self._thread.start()
+        _OPEN_WRITERS.add(self)
 
     @property
     def path(self):
@@ -120,6 +136,7 @@ class EventFileWriter:
         if self._closed:
             return
         self._closed = True
+        _OPEN_WRITERS.discard(self)
         self._queue.put(_CLOSE)
         self._thread.join()
         with self._file_lock:
