@@ -87,12 +87,13 @@ def lenet(tf, rng):
     return setup, step
 
 
-def measure(tf, steps, seconds_floor, intra_op_threads=None):
+def measure(tf, steps, seconds_floor, intra_op_threads=None, model=lenet):
     """(training steps per second, CPU ms per step) of one fresh graph and session, after a
-    warm-up; `intra_op_threads` sets ConfigProto.intra_op_parallelism_threads."""
+    warm-up; `intra_op_threads` sets ConfigProto.intra_op_parallelism_threads; `model(tf, rng)`
+    returns (setup, step) as lenet does (bench_dcgan.py passes its own)."""
     graph = tf.Graph()
     with graph.as_default():
-        setup, step = lenet(tf, np.random.default_rng(0))
+        setup, step = model(tf, np.random.default_rng(0))
         config = None
         if intra_op_threads is not None:
             config = tf.ConfigProto(intra_op_parallelism_threads=intra_op_threads)
@@ -110,7 +111,7 @@ def measure(tf, steps, seconds_floor, intra_op_threads=None):
                     return done / elapsed, (time.process_time() - cpu_start) / done * 1e3
 
 
-def kernel_profile(tf, steps):
+def kernel_profile(tf, steps, model=lenet):
     """{op type: ms} of one step on one thread (intra- and inter-op), each op's time the
     minimum over `steps` traced steps (a preempted run of an op is not its cost), summed over
     the ops of each type; the executors' own step stats (FULL_TRACE) give the times. For
@@ -121,14 +122,14 @@ def kernel_profile(tf, steps):
         clock = types.SimpleNamespace(perf_counter=time.thread_time)
         with unittest.mock.patch.object(executor, "time", clock), \
                 unittest.mock.patch.object(scheduler, "time", clock):
-            return _kernel_profile(tf, steps)
-    return _kernel_profile(tf, steps)
+            return _kernel_profile(tf, steps, model)
+    return _kernel_profile(tf, steps, model)
 
 
-def _kernel_profile(tf, steps):
+def _kernel_profile(tf, steps, model):
     graph = tf.Graph()
     with graph.as_default():
-        setup, step = lenet(tf, np.random.default_rng(0))
+        setup, step = model(tf, np.random.default_rng(0))
         config = tf.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
         with tf.Session(graph=graph, config=config) as sess:
             setup(sess)
@@ -157,8 +158,8 @@ def framework_name(tf):
     return "tensorweave" if tf.__name__.startswith("tensorweave") else "tensorflow"
 
 
-def print_profile(frameworks, steps):
-    profiles = {name: kernel_profile(module, steps) for name, module in frameworks}
+def print_profile(frameworks, steps, model=lenet):
+    profiles = {name: kernel_profile(module, steps, model) for name, module in frameworks}
     names = [name for name, _ in frameworks]
     print(f"| op type (ms per step, one thread, min over {steps} traced steps; tensorweave: "
           f"thread CPU time, TF: wall time) | " +
