@@ -16,17 +16,15 @@ relu -> conv2d_transpose 1 5x5 stride 2 -> tanh; discriminator conv2d 64 5x5 s2 
 Session.run as the script does: the discriminator sees 32 real and 32 generated images (batch
 64), the generator's loss its 32 generated images again.
 """
-import argparse
 import os
-import platform
 import statistics
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_foundation import _blas  # noqa: E402 - the shared header
-from bench_lenet import _import, measure, print_profile  # noqa: E402 - the shared timers
+from bench_lenet import (_import, alternate_rounds, measure, print_profile,  # noqa: E402
+                         timing_parser)
 
 BATCH = 32
 NOISE = 100
@@ -93,11 +91,7 @@ def dcgan(tf, rng):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--compare-tf", action="store_true")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--steps", type=int, default=10, help="steps per timing batch")
-    parser.add_argument("--seconds", type=float, default=3.0, help="minimum seconds per sample")
+    parser = timing_parser(__doc__, rounds=5, steps=10)
     parser.add_argument("--in-venv", action="store_true",
                         help="this interpreter already has TensorFlow (see the docstring)")
     parser.add_argument("--profile", type=int, metavar="STEPS", default=0,
@@ -111,21 +105,9 @@ def main():
     if args.compare_tf:
         import tensorflow
         frameworks.append((f"tensorflow {tensorflow.__version__}", _import("tensorflow")))
-    load_before = os.getloadavg()
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}, NumPy {np.__version__} ({_blas()}); "
-          f"{args.rounds} alternating rounds of >= {args.seconds:g} s; load average "
-          f"{load_before[0]:.2f} (1 min), {load_before[1]:.2f} (5 min) at start")
-    samples = {label: [] for label, _ in frameworks}
-    cpu_ms = {label: [] for label, _ in frameworks}
-    for _ in range(args.rounds):
-        for label, module in frameworks:  # A B A B: both see the same machine state
-            rate, cpu = measure(module, args.steps, args.seconds, model=dcgan)
-            samples[label].append(rate)
-            cpu_ms[label].append(cpu)
-    load_after = os.getloadavg()
-    print(f"load average at end: {load_after[0]:.2f} (1 min), {load_after[1]:.2f} (5 min)")
-    medians = {label: statistics.median(values) for label, values in samples.items()}
+    samples, cpu_ms, medians = alternate_rounds(
+        [(label, lambda module=module: measure(module, args.steps, args.seconds, model=dcgan))
+         for label, module in frameworks], args.rounds, args.seconds)
     reference = medians[frameworks[-1][0]] if args.compare_tf else None
     print()
     print(f"| DCGAN step, batch {BATCH}/{2 * BATCH}, 2x Adam | training steps/s (median) | "
