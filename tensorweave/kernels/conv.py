@@ -238,7 +238,7 @@ def _check_depth(x_nhwc, filter_shape, what):
 #     latter against one product per kernel offset; it now makes one product for all rows).
 # The filter gradient makes the same choice (it has no partial outputs to add, but with KW*C
 # small its column copies are single elements: LeNet's first layer took 4.5 ms by rows, ~1 ms
-# by im2col); the input gradient always uses rows.
+# by im2col); the input gradient (conv_input_grad.py) uses rows at stride 1, col2im above.
 # Each op splits its batch into chunks for the intra-op threads (intra_op.py): the forward and
 # input gradient write their chunk of the output, the filter gradient sums its chunks' partial
 # gradients. No chunk is under ~20 MFLOP (~0.1 ms: the hand-off costs ~5 us a chunk).

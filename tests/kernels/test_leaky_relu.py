@@ -26,6 +26,7 @@ def _inputs(dtype, shape=(4, 5, 6, 3)):
     return features, gradients
 
 
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # inf * 0, on purpose
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 @pytest.mark.parametrize("alpha", [0.0, 0.2, 0.01, 1.0, 1.5, -0.3])
 @pytest.mark.parametrize("split", [False, True])
