@@ -87,12 +87,13 @@ def lenet(tf, rng):
     return setup, step
 
 
-def measure(tf, steps, seconds_floor, intra_op_threads=None):
+def measure(tf, steps, seconds_floor, intra_op_threads=None, model=lenet):
     """(training steps per second, CPU ms per step) of one fresh graph and session, after a
-    warm-up; `intra_op_threads` sets ConfigProto.intra_op_parallelism_threads."""
+    warm-up; `intra_op_threads` sets ConfigProto.intra_op_parallelism_threads; `model(tf, rng)`
+    returns (setup, step) as lenet does (bench_dcgan.py passes its own)."""
     graph = tf.Graph()
     with graph.as_default():
-        setup, step = lenet(tf, np.random.default_rng(0))
+        setup, step = model(tf, np.random.default_rng(0))
         config = None
         if intra_op_threads is not None:
             config = tf.ConfigProto(intra_op_parallelism_threads=intra_op_threads)
@@ -110,7 +111,7 @@ def measure(tf, steps, seconds_floor, intra_op_threads=None):
                     return done / elapsed, (time.process_time() - cpu_start) / done * 1e3
 
 
-def kernel_profile(tf, steps):
+def kernel_profile(tf, steps, model=lenet):
     """{op type: ms} of one step on one thread (intra- and inter-op), each op's time the
     minimum over `steps` traced steps (a preempted run of an op is not its cost), summed over
     the ops of each type; the executors' own step stats (FULL_TRACE) give the times. For
@@ -121,14 +122,14 @@ def kernel_profile(tf, steps):
         clock = types.SimpleNamespace(perf_counter=time.thread_time)
         with unittest.mock.patch.object(executor, "time", clock), \
                 unittest.mock.patch.object(scheduler, "time", clock):
-            return _kernel_profile(tf, steps)
-    return _kernel_profile(tf, steps)
+            return _kernel_profile(tf, steps, model)
+    return _kernel_profile(tf, steps, model)
 
 
-def _kernel_profile(tf, steps):
+def _kernel_profile(tf, steps, model):
     graph = tf.Graph()
     with graph.as_default():
-        setup, step = lenet(tf, np.random.default_rng(0))
+        setup, step = model(tf, np.random.default_rng(0))
         config = tf.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
         with tf.Session(graph=graph, config=config) as sess:
             setup(sess)
@@ -157,8 +158,8 @@ def framework_name(tf):
     return "tensorweave" if tf.__name__.startswith("tensorweave") else "tensorflow"
 
 
-def print_profile(frameworks, steps):
-    profiles = {name: kernel_profile(module, steps) for name, module in frameworks}
+def print_profile(frameworks, steps, model=lenet):
+    profiles = {name: kernel_profile(module, steps, model) for name, module in frameworks}
     names = [name for name, _ in frameworks]
     print(f"| op type (ms per step, one thread, min over {steps} traced steps; tensorweave: "
           f"thread CPU time, TF: wall time) | " +
@@ -172,6 +173,39 @@ def print_profile(frameworks, steps):
                 f"{profiles[n][op_type]:.2f}" if op_type in profiles[n] else "" for n in names) +
                 " |")
     print("| total | " + " | ".join(f"{sum(profiles[n].values()):.1f}" for n in names) + " |")
+
+
+def timing_parser(doc, rounds, steps):
+    """The options of an alternating framework benchmark (bench_dcgan.py shares them)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--compare-tf", action="store_true")
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--steps", type=int, default=steps, help="steps per timing batch")
+    parser.add_argument("--seconds", type=float, default=3.0, help="minimum seconds per sample")
+    return parser
+
+
+def alternate_rounds(variants, rounds, seconds):
+    """({label: rates}, {label: CPU ms per step}, {label: median rate}) of `rounds` rounds, each
+    running every (label, run) of `variants` once in turn (A B A B: all see the same machine
+    state); `run()` returns (steps/s, CPU ms per step) over >= `seconds`. Prints the machine
+    and the load average before and after."""
+    load_before = os.getloadavg()
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+          f"{platform.python_version()}, NumPy {np.__version__} ({_blas()}); "
+          f"{rounds} alternating rounds of >= {seconds:g} s; load average "
+          f"{load_before[0]:.2f} (1 min), {load_before[1]:.2f} (5 min) at start")
+    samples = {label: [] for label, _ in variants}
+    cpu_ms = {label: [] for label, _ in variants}
+    for _ in range(rounds):
+        for label, run in variants:
+            rate, cpu = run()
+            samples[label].append(rate)
+            cpu_ms[label].append(cpu)
+    load_after = os.getloadavg()
+    print(f"load average at end: {load_after[0]:.2f} (1 min), {load_after[1]:.2f} (5 min)")
+    medians = {label: statistics.median(values) for label, values in samples.items()}
+    return samples, cpu_ms, medians
 
 
 def _import(framework):
@@ -213,11 +247,7 @@ def peak_rss(framework, steps):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--compare-tf", action="store_true")
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--steps", type=int, default=20, help="steps per timing batch")
-    parser.add_argument("--seconds", type=float, default=3.0, help="minimum seconds per sample")
+    parser = timing_parser(__doc__, rounds=7, steps=20)
     parser.add_argument("--in-venv", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--rss-child", help=argparse.SUPPRESS)
     parser.add_argument("--profile", type=int, metavar="STEPS", default=0,
@@ -248,21 +278,10 @@ def main():
         import tensorflow
         variants.append((f"tensorflow {tensorflow.__version__}", _import("tensorflow"), None,
                          "tensorflow"))
-    load_before = os.getloadavg()
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}, NumPy {np.__version__} ({_blas()}); "
-          f"{args.rounds} alternating rounds of >= {args.seconds:g} s; load average "
-          f"{load_before[0]:.2f} (1 min), {load_before[1]:.2f} (5 min) at start")
-    samples = {label: [] for label, *_ in variants}
-    cpu_ms = {label: [] for label, *_ in variants}
-    for _ in range(args.rounds):
-        for label, module, threads, _ in variants:  # alternate within each round
-            rate, cpu = measure(module, args.steps, args.seconds, threads)
-            samples[label].append(rate)
-            cpu_ms[label].append(cpu)
-    load_after = os.getloadavg()
-    print(f"load average at end: {load_after[0]:.2f} (1 min), {load_after[1]:.2f} (5 min)")
-    medians = {label: statistics.median(values) for label, values in samples.items()}
+    samples, cpu_ms, medians = alternate_rounds(
+        [(label, lambda module=module, threads=threads: measure(module, args.steps, args.seconds,
+                                                                threads))
+         for label, module, threads, _ in variants], args.rounds, args.seconds)
     reference = medians[variants[-1][0]] if args.compare_tf else None
     print()
     print(f"| LeNet, batch {BATCH}, Momentum | training steps/s (median) | range over rounds | "

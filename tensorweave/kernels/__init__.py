@@ -4,7 +4,7 @@ Every family module is listed here; tests/test_architecture.py checks that every
 type has a kernel, so a family missing from this list fails loudly.
 """
 from tensorweave.kernels import array, control_flow, math, nn, random, state, training  # noqa: F401
-from tensorweave.kernels import activation, conv  # noqa: F401
+from tensorweave.kernels import activation, conv, conv_input_grad  # noqa: F401
 from tensorweave.kernels import dataset, parsing  # noqa: F401
 from tensorweave.kernels import indexing  # noqa: F401
 from tensorweave.kernels import debug  # noqa: F401

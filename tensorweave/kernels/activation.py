@@ -3,6 +3,7 @@ gradients. Every constant is cast to the input's dtype first (NEP 50: a float64 
 promote a float32 computation)."""
 import numpy as np
 
+from tensorweave.kernels import intra_op
 from tensorweave.kernels.registry import register_kernel
 
 # SELU's fixed point constants (Klambauer et al., 2017).
@@ -68,11 +69,42 @@ def softplus_grad(gradients, features):
     return gradients * _sigmoid(features)
 
 
+# LeakyRelu and its gradient for the usual 0 < alpha <= 1 without np.where, whose
+# unpredictable mask made each take ~4.7 ms on DCGAN's [64, 14, 14, 64] activations against
+# 0.2-0.6 ms here (one thread): max(x, alpha * x) is x above 0 and alpha * x below, and the
+# gradient's factor max(x > 0, alpha) is exactly 1 or alpha, so the products match TF's
+# (an inf or NaN gradient stays one). Other alphas keep the select.
+def _elementwise(fn, like, *arrays):
+    """out = fn(out, *array chunks), split by rows over the intra-op threads when large."""
+    out = np.empty(like.shape, dtype=like.dtype)
+    bounds = intra_op.row_bounds(like)
+    if bounds is None:
+        fn(out, *arrays)
+        return out
+    intra_op.run_chunks(lambda lo, hi: fn(out[lo:hi], *(a[lo:hi] for a in arrays)), bounds)
+    return out
+
+
 @register_kernel("LeakyRelu")
 def leaky_relu(features, *, alpha):
-    return np.where(features > 0, features, features * _const(alpha, features))
+    scale = _const(alpha, features)
+    if not 0 < alpha <= 1 or features.ndim == 0:  # alpha 0: inf * 0 would hide x = inf
+        return np.where(features > 0, features, features * scale)
+
+    def chunk(out, x):
+        np.multiply(x, scale, out=out)
+        np.maximum(x, out, out=out)
+    return _elementwise(chunk, features, features)
 
 
 @register_kernel("LeakyReluGrad")
 def leaky_relu_grad(gradients, features, *, alpha):
-    return np.where(features > 0, gradients, gradients * _const(alpha, gradients))
+    scale = _const(alpha, gradients)
+    if not 0 <= alpha <= 1 or gradients.shape != features.shape or gradients.ndim == 0:
+        return np.where(features > 0, gradients, gradients * scale)
+
+    def chunk(out, grad, x):
+        np.greater(x, 0, out=out)  # 1.0 / 0.0
+        np.maximum(out, scale, out=out)
+        np.multiply(grad, out, out=out)
+    return _elementwise(chunk, gradients, gradients, features)

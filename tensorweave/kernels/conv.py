@@ -238,7 +238,7 @@ def _check_depth(x_nhwc, filter_shape, what):
 #     latter against one product per kernel offset; it now makes one product for all rows).
 # The filter gradient makes the same choice (it has no partial outputs to add, but with KW*C
 # small its column copies are single elements: LeNet's first layer took 4.5 ms by rows, ~1 ms
-# by im2col); the input gradient always uses rows.
+# by im2col); the input gradient (conv_input_grad.py) uses rows at stride 1, col2im above.
 # Each op splits its batch into chunks for the intra-op threads (intra_op.py): the forward and
 # input gradient write their chunk of the output, the filter gradient sums its chunks' partial
 # gradients. No chunk is under ~20 MFLOP (~0.1 ms: the hand-off costs ~5 us a chunk).
@@ -362,57 +362,6 @@ def _filter_gradient(x, grad, filter_shape, plan, key):
                       rows_first[out_h].reshape(-1, out_channels), out=product)
             dw[i] += product
     return dw
-
-
-@register_kernel("Conv2DBackpropInput")
-def conv2d_backprop_input(input_sizes, filter, out_backprop, *, strides, padding,  # noqa: A002
-                          data_format, dilations, explicit_paddings):
-    n, height, width, channels = nhwc_shape([int(d) for d in input_sizes], data_format)
-    kernel_h, kernel_w, depth, out_channels = filter.shape
-    if depth != channels:
-        raise _invalid(f"Conv2DBackpropInput: input depth {channels} does not match the "
-                       f"filter's input depth {depth}")
-    plan, key = _plan(height, width, (kernel_h, kernel_w), spatial(strides, data_format),
-                      spatial(dilations, data_format), padding,
-                      _explicit(explicit_paddings, data_format))
-    grad = to_nhwc(out_backprop, data_format)
-    dx = np.empty((n, height, width, channels), dtype=filter.dtype)
-    return _split_batch(_input_gradient_into, grad, filter, plan, key, dx, data_format)
-
-
-def _input_gradient_into(grad, filter, plan, key, dx):
-    """The input gradient of the NHWC `grad` written into the contiguous NHWC `dx`."""
-    kernel_h, kernel_w, channels, out_channels = filter.shape
-    # One product for all kernel rows ([KW*O] x [KH*C]: N = KH*C columns keep BLAS efficient
-    # where N = C alone was not: 9.1 vs 11.0 ms single-thread for LeNet's second layer), then
-    # each kernel row's columns are added into its input rows.
-    weights = filter.transpose(1, 3, 0, 2).reshape(kernel_w * out_channels, kernel_h * channels)
-    for lo, hi in _image_blocks(dx.shape[0], plan.out_h * dx.shape[2] * kernel_w * out_channels):
-        _input_gradient_block(grad[lo:hi], weights, filter.shape, plan, key, dx[lo:hi])
-
-
-def _input_gradient_block(grad, weights, filter_shape, plan, key, dx):
-    n, height, width, channels = dx.shape
-    kernel_h, kernel_w, _, out_channels = filter_shape
-    cols = _width_columns(grad.transpose(1, 0, 2, 3), plan, key, width, kernel_w, "dy_columns",
-                          into_input=True)
-    products = np.matmul(cols.reshape(-1, kernel_w * out_channels), weights, out=_scratch(
-        ("dy_products",), (cols.shape[0] * cols.shape[1], kernel_h * channels), weights.dtype))
-    products = products.reshape(plan.out_h, n * width, kernel_h, channels)
-    total = None
-    for i, out_h, in_h in _row_pieces(plan, 1, height):
-        if total is None:
-            total = _scratch(("dx_rows",), (height, n * width, channels), weights.dtype)
-            if not covers(in_h, height):
-                total.fill(0)
-            else:
-                np.copyto(total, products[out_h, :, i])
-                continue
-        total[in_h] += products[out_h, :, i]
-    if total is None:
-        dx.fill(0)
-        return
-    np.copyto(dx, total.reshape(height, n, width, channels).transpose(1, 0, 2, 3))
 
 
 # --- DepthwiseConv2dNative and its gradients ---------------------------------------------------

@@ -142,6 +142,9 @@ _BACKPROP_ROWS = [
     ("same_stride2", (2, 5, 5, 2), (3, 3, 2, 3), (2, 2), "SAME", (1, 1)),
     ("valid_dilated", (1, 6, 7, 2), (2, 2, 2, 2), (1, 2), "VALID", (2, 1)),
     ("explicit", (1, 4, 5, 1), (2, 3, 1, 2), (1, 1), ((0, 1), (2, 1)), (1, 1)),
+    # Strides above 1 take the input gradient's col2im path (kernels/conv_input_grad.py).
+    ("valid_stride3_odd", (1, 8, 7, 2), (3, 2, 2, 3), (3, 3), "VALID", (1, 1)),
+    ("same_5x5_stride2_dcgan", (1, 7, 6, 2), (5, 5, 2, 3), (2, 2), "SAME", (1, 1)),
 ]
 BACKPROP_CASES = (
     [_backprop_input_case(*row, fmt) for row in _BACKPROP_ROWS for fmt in ("NHWC", "NCHW")] +
