@@ -14,7 +14,7 @@ import numpy as np
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.keras import activations, backend, constraints, initializers, regularizers
 from tensorweave.keras.engine.base_layer import Layer, serialize_initializer
-from tensorweave.keras.layers import recurrent_loop
+from tensorweave.keras.layers import recurrent_fused, recurrent_loop
 from tensorweave.layers.base import select_by_training
 from tensorweave.ops import array_ops, math_ops, nn_impl, state_ops, variables as variables_lib
 
@@ -295,10 +295,16 @@ class RNN(Layer):
         first_frame = array_ops.gather(inputs, 0, axis=time_axis)
         if initial_state is None and not self.stateful:
             states = self.cell.initial_states(first_frame)
-        output, states = recurrent_loop.run(
-            self.cell, inputs, states, mask, self.time_major, self.go_backwards,
-            self.return_sequences, _dropout_mask(first_frame, self.cell.dropout, training),
-            _dropout_mask(states[0], self.cell.recurrent_dropout, training))
+        input_drop = _dropout_mask(first_frame, self.cell.dropout, training)
+        if recurrent_fused.fusable(self.cell, LSTMCell, GRUCell):  # one op for the sequence
+            output, states = recurrent_fused.run(self.cell, inputs, states, mask, self.time_major,
+                                                 self.go_backwards, self.return_sequences,
+                                                 input_drop)
+        else:
+            output, states = recurrent_loop.run(
+                self.cell, inputs, states, mask, self.time_major, self.go_backwards,
+                self.return_sequences, input_drop,
+                _dropout_mask(states[0], self.cell.recurrent_dropout, training))
         if self.stateful:
             graph = output.graph
             with graph.control_dependencies([state_ops.assign(variable, value) for variable, value
