@@ -324,7 +324,8 @@ def keras_gru_sequence(x, h_prev, kernel, recurrent_kernel, input_bias, recurren
                        name=None):
     """The _KerasGRUSequence op's outputs (h, gates, candidate_part); recurrent_bias is used
     only with reset_after."""
-    inputs = _keras_inputs("_KerasGRUSequence", recurrent_activation, x, h_prev, kernel, recurrent_kernel, input_bias, recurrent_bias, mask)
+    inputs = _keras_inputs("_KerasGRUSequence", recurrent_activation, x, h_prev, kernel,
+                           recurrent_kernel, input_bias, recurrent_bias, mask)
     return default_graph().create_op(
         "_KerasGRUSequence", inputs,
         {"recurrent_activation": recurrent_activation, "masked": mask is not None,
