@@ -1,0 +1,148 @@
+"""tf.keras LSTM/GRU benchmark: training steps/s of a Keras recurrent classifier, tensorweave's
+fused layer (one _KerasLSTMSequence/_KerasGRUSequence op) vs its unrolled loop vs TensorFlow 2.21
+(`tf.compat.v1` graph mode with its tf_keras layers), alternating in one process.
+
+    python benchmarks/bench_keras_rnn.py                     # tensorweave fused vs unrolled
+    ln -sfn /work/tfvenv benchmarks/.venv-tf                 # TF 2.21 + tf_keras, read-only
+    python benchmarks/bench_keras_rnn.py --compare-tf        # adds TF (re-runs in that venv,
+                                                             # tensorweave from this checkout)
+    rm benchmarks/.venv-tf
+
+Model: 28 time steps of 28 inputs (MNIST rows), batch 128, one Keras LSTM (or GRU) layer of 128
+units, Dense(10) on its last output, sparse softmax cross entropy, tf.train.AdamOptimizer(1e-3),
+one session.run per step. The recurrent activation is `sigmoid` on every row (TF 2's default,
+so TF's layer runs its standard kernel); GRU uses reset_after=True (TF 2's default) on all rows.
+"Unrolled" is the same layer with an LSTMCell/GRUCell subclass, which keeps tensorweave's
+per-step ops (the fused path takes only the plain cells). The TF venv is only read: tensorweave
+is put on sys.path, nothing is installed into it.
+"""
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TF_PYTHON = os.path.join(HERE, ".venv-tf", "bin", "python")
+BATCH, STEPS, INPUTS, UNITS, CLASSES = 128, 28, 28, 128, 10
+
+
+def classifier(tf, keras, kind, unrolled):
+    """(setup, step) of the model built with `tf` (compat.v1-shaped) and `keras`."""
+    x = tf.placeholder(tf.float32, [BATCH, STEPS, INPUTS])
+    labels = tf.placeholder(tf.int64, [BATCH])
+    options = {"recurrent_activation": "sigmoid"}
+    if kind == "gru":
+        options["reset_after"] = True
+    if unrolled:
+        base = keras.layers.LSTMCell if kind == "lstm" else keras.layers.GRUCell
+        cell = type("UnrolledCell", (base,), {})(UNITS, **options)
+        layer = keras.layers.RNN(cell)
+    else:
+        layer = (keras.layers.LSTM if kind == "lstm" else keras.layers.GRU)(UNITS, **options)
+    logits = keras.layers.Dense(CLASSES)(layer(x))
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels,
+                                                                         logits=logits))
+    train_op = tf.train.AdamOptimizer(1e-3).minimize(loss)
+    rng = np.random.default_rng(0)
+    batches = [(rng.random((BATCH, STEPS, INPUTS), dtype=np.float32),
+                rng.integers(0, CLASSES, BATCH)) for _ in range(10)]
+
+    def setup(session):
+        session.run(tf.global_variables_initializer())
+
+    def step(session, i):
+        inputs, targets = batches[i % len(batches)]
+        return session.run([train_op, loss], {x: inputs, labels: targets})[1]
+    return setup, step
+
+
+def measure(tf, keras, kind, unrolled, steps, seconds_floor):
+    """(steps/s, CPU ms per step, first and last loss) of a fresh graph, after a warm-up."""
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.set_random_seed(0)
+        setup, step = classifier(tf, keras, kind, unrolled)
+        with tf.Session(graph=graph) as session:
+            setup(session)
+            first = step(session, 0)
+            for i in range(1, 3):
+                step(session, i)
+            done, start, cpu_start = 0, time.perf_counter(), time.process_time()
+            while True:
+                for i in range(steps):
+                    last = step(session, i)
+                done += steps
+                elapsed = time.perf_counter() - start
+                if elapsed >= seconds_floor:
+                    cpu = (time.process_time() - cpu_start) / done * 1e3
+                    return done / elapsed, cpu, first, last
+
+
+def _tensorflow():
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+    import tensorflow
+    import tf_keras
+    tensorflow.compat.v1.disable_eager_execution()
+    return tensorflow.compat.v1, tf_keras, tensorflow.__version__
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--compare-tf", action="store_true")
+    parser.add_argument("--cell", choices=["lstm", "gru"], default="lstm")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=3, help="steps per timing batch")
+    parser.add_argument("--seconds", type=float, default=3.0, help="minimum seconds per sample")
+    parser.add_argument("--in-venv", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.compare_tf and not args.in_venv:
+        if not os.path.exists(TF_PYTHON):
+            sys.exit(f"--compare-tf needs TF 2.21 with tf_keras at {TF_PYTHON}: "
+                     "ln -sfn /work/tfvenv benchmarks/.venv-tf")
+        os.environ["PYTHONPATH"] = os.path.dirname(HERE)
+        os.execv(TF_PYTHON, [TF_PYTHON, __file__, "--in-venv"] + sys.argv[1:])
+    import tensorweave
+    variants = [(f"tensorweave, fused {args.cell.upper()} layer", tensorweave,
+                 tensorweave.keras, False),
+                (f"tensorweave, unrolled {args.cell.upper()}Cell", tensorweave, tensorweave.keras,
+                 True)]
+    if args.compare_tf:
+        tf, keras, version = _tensorflow()
+        variants.append((f"tensorflow {version} + tf_keras", tf, keras, False))
+    load = os.getloadavg()
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+          f"{platform.python_version()}, NumPy {np.__version__}; {args.rounds} alternating "
+          f"rounds of >= {args.seconds:g} s; load average {load[0]:.2f} (1 min), "
+          f"{load[1]:.2f} (5 min) at start")
+    samples = {label: [] for label, *_ in variants}
+    cpu_ms = {label: [] for label, *_ in variants}
+    losses = {}
+    for _ in range(args.rounds):
+        for label, module, keras, unrolled in variants:  # alternate within each round
+            rate, cpu, first, last = measure(module, keras, args.cell, unrolled, args.steps,
+                                             args.seconds)
+            samples[label].append(rate)
+            cpu_ms[label].append(cpu)
+            losses[label] = (first, last)
+    load = os.getloadavg()
+    print(f"load average at end: {load[0]:.2f} (1 min), {load[1]:.2f} (5 min)")
+    medians = {label: statistics.median(values) for label, values in samples.items()}
+    reference = medians[variants[-1][0]]
+    print(f"\n| Keras {args.cell.upper()} {UNITS} units, {STEPS} steps x {INPUTS} inputs, batch "
+          f"{BATCH}, Adam | training steps/s (median) | range | vs {variants[-1][0]} | "
+          "CPU ms/step | loss first -> last |")
+    print("|---|---|---|---|---|---|")
+    for label, *_ in variants:
+        print(f"| {label} | {medians[label]:.1f} | {min(samples[label]):.1f}-"
+              f"{max(samples[label]):.1f} | {medians[label] / reference:.2f}x | "
+              f"{statistics.median(cpu_ms[label]):.1f} | {losses[label][0]:.3f} -> "
+              f"{losses[label][1]:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
