@@ -21,9 +21,12 @@ import os
 import platform
 import statistics
 import sys
-import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_lstm import (alternate, measure_training,  # noqa: E402 - the LSTM benchmark's
+                        training_steps)  # model and loops
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TF_PYTHON = os.path.join(HERE, ".venv-tf", "bin", "python")
@@ -44,42 +47,13 @@ def classifier(tf, keras, kind, unrolled):
     else:
         layer = (keras.layers.LSTM if kind == "lstm" else keras.layers.GRU)(UNITS, **options)
     logits = keras.layers.Dense(CLASSES)(layer(x))
-    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels,
-                                                                         logits=logits))
-    train_op = tf.train.AdamOptimizer(1e-3).minimize(loss)
-    rng = np.random.default_rng(0)
-    batches = [(rng.random((BATCH, STEPS, INPUTS), dtype=np.float32),
-                rng.integers(0, CLASSES, BATCH)) for _ in range(10)]
-
-    def setup(session):
-        session.run(tf.global_variables_initializer())
-
-    def step(session, i):
-        inputs, targets = batches[i % len(batches)]
-        return session.run([train_op, loss], {x: inputs, labels: targets})[1]
-    return setup, step
+    return training_steps(tf, np.random.default_rng(0), x, labels, logits)
 
 
 def measure(tf, keras, kind, unrolled, steps, seconds_floor):
     """(steps/s, CPU ms per step, first and last loss) of a fresh graph, after a warm-up."""
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.set_random_seed(0)
-        setup, step = classifier(tf, keras, kind, unrolled)
-        with tf.Session(graph=graph) as session:
-            setup(session)
-            first = step(session, 0)
-            for i in range(1, 3):
-                step(session, i)
-            done, start, cpu_start = 0, time.perf_counter(), time.process_time()
-            while True:
-                for i in range(steps):
-                    last = step(session, i)
-                done += steps
-                elapsed = time.perf_counter() - start
-                if elapsed >= seconds_floor:
-                    cpu = (time.process_time() - cpu_start) / done * 1e3
-                    return done / elapsed, cpu, first, last
+    return measure_training(tf, lambda: classifier(tf, keras, kind, unrolled), steps,
+                            seconds_floor)
 
 
 def _tensorflow():
@@ -119,16 +93,10 @@ def main():
           f"{platform.python_version()}, NumPy {np.__version__}; {args.rounds} alternating "
           f"rounds of >= {args.seconds:g} s; load average {load[0]:.2f} (1 min), "
           f"{load[1]:.2f} (5 min) at start")
-    samples = {label: [] for label, *_ in variants}
-    cpu_ms = {label: [] for label, *_ in variants}
-    losses = {}
-    for _ in range(args.rounds):
-        for label, module, keras, unrolled in variants:  # alternate within each round
-            rate, cpu, first, last = measure(module, keras, args.cell, unrolled, args.steps,
-                                             args.seconds)
-            samples[label].append(rate)
-            cpu_ms[label].append(cpu)
-            losses[label] = (first, last)
+    samples, cpu_ms, losses = alternate(
+        [(label, lambda module=module, keras=keras, unrolled=unrolled: measure(
+            module, keras, args.cell, unrolled, args.steps, args.seconds))
+         for label, module, keras, unrolled in variants], args.rounds)
     load = os.getloadavg()
     print(f"load average at end: {load[0]:.2f} (1 min), {load[1]:.2f} (5 min)")
     medians = {label: statistics.median(values) for label, values in samples.items()}
