@@ -1,6 +1,7 @@
 """tf.keras LSTM/GRU benchmark: training steps/s of a Keras recurrent classifier, tensorweave's
 fused layer (one _KerasLSTMSequence/_KerasGRUSequence op) vs its unrolled loop vs TensorFlow 2.21
-(`tf.compat.v1` graph mode with its tf_keras layers), alternating in one process.
+(`tf.compat.v1` graph mode with its tf_keras layers), alternating in one run; each sample runs
+in a fresh process (see _sample_in_subprocess).
 
     python benchmarks/bench_keras_rnn.py                     # tensorweave fused vs unrolled
     ln -sfn /work/tfvenv benchmarks/.venv-tf                 # TF 2.21 + tf_keras, read-only
@@ -17,10 +18,13 @@ per-step ops (the fused path takes only the plain cells). The TF venv is only re
 is put on sys.path, nothing is installed into it.
 """
 import argparse
+import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
+from importlib import metadata
 
 import numpy as np
 
@@ -56,6 +60,25 @@ def measure(tf, keras, kind, unrolled, steps, seconds_floor):
                             seconds_floor)
 
 
+def _sample(variant, args):
+    """One measurement of `variant` (fused, unrolled, tf) in this process."""
+    if variant == "tf":
+        tf, keras, _ = _tensorflow()
+    else:
+        import tensorweave as tf
+        keras = tf.keras
+    return measure(tf, keras, args.cell, variant == "unrolled", args.steps, args.seconds)
+
+
+def _sample_in_subprocess(variant, args):
+    """_sample in a fresh process: TF's spinning pool threads, left in a process that ran TF,
+    took tensorweave from 16 to 7.5 steps/s when both ran in one process."""
+    command = [sys.executable, __file__, "--in-venv", "--sample", variant, "--cell", args.cell,
+               "--steps", str(args.steps), "--seconds", str(args.seconds)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def _tensorflow():
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
@@ -73,6 +96,7 @@ def main():
     parser.add_argument("--steps", type=int, default=3, help="steps per timing batch")
     parser.add_argument("--seconds", type=float, default=3.0, help="minimum seconds per sample")
     parser.add_argument("--in-venv", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--sample", choices=["fused", "unrolled", "tf"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.compare_tf and not args.in_venv:
         if not os.path.exists(TF_PYTHON):
@@ -80,23 +104,22 @@ def main():
                      "ln -sfn /work/tfvenv benchmarks/.venv-tf")
         os.environ["PYTHONPATH"] = os.path.dirname(HERE)
         os.execv(TF_PYTHON, [TF_PYTHON, __file__, "--in-venv"] + sys.argv[1:])
-    import tensorweave
-    variants = [(f"tensorweave, fused {args.cell.upper()} layer", tensorweave,
-                 tensorweave.keras, False),
-                (f"tensorweave, unrolled {args.cell.upper()}Cell", tensorweave, tensorweave.keras,
-                 True)]
+    if args.sample:
+        print(json.dumps([float(value) for value in _sample(args.sample, args)]))
+        return
+    variants = [(f"tensorweave, fused {args.cell.upper()} layer", "fused"),
+                (f"tensorweave, unrolled {args.cell.upper()}Cell", "unrolled")]
     if args.compare_tf:
-        tf, keras, version = _tensorflow()
-        variants.append((f"tensorflow {version} + tf_keras", tf, keras, False))
+        variants.append((f"tensorflow {metadata.version('tensorflow')} + tf_keras "
+                         f"{metadata.version('tf_keras')}", "tf"))
     load = os.getloadavg()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}, NumPy {np.__version__}; {args.rounds} alternating "
           f"rounds of >= {args.seconds:g} s; load average {load[0]:.2f} (1 min), "
           f"{load[1]:.2f} (5 min) at start")
     samples, cpu_ms, losses = alternate(
-        [(label, lambda module=module, keras=keras, unrolled=unrolled: measure(
-            module, keras, args.cell, unrolled, args.steps, args.seconds))
-         for label, module, keras, unrolled in variants], args.rounds)
+        [(label, lambda variant=variant: _sample_in_subprocess(variant, args))
+         for label, variant in variants], args.rounds)
     load = os.getloadavg()
     print(f"load average at end: {load[0]:.2f} (1 min), {load[1]:.2f} (5 min)")
     medians = {label: statistics.median(values) for label, values in samples.items()}
