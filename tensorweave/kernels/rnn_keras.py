@@ -45,9 +45,12 @@ def _activation_grad_(values, name):
     return values
 
 
-def _check(x, state, kernel, recurrent_kernel, gates, op):
+def _check(x, state, kernel, recurrent_kernel, mask, masked, gates, op):
     if x.ndim != 3:
         raise ValueError(f"{op}: x must be [time, batch, depth], got shape {x.shape}")
+    if masked and mask.shape != x.shape[:2]:
+        raise ValueError(f"{op}: mask must be [time, batch] = {list(x.shape[:2])} like x, got "
+                         f"shape {list(mask.shape)}")
     units = state.shape[1]
     if kernel.shape != (x.shape[2], gates * units) or \
             recurrent_kernel.shape != (units, gates * units):
@@ -84,7 +87,7 @@ def keras_lstm_sequence(x, h_prev, c_prev, kernel, recurrent_kernel, bias, mask,
     activated gates [i, f, c, o] of every step, [time, batch, 4 units]."""
     op = "_KerasLSTMSequence"
     activate = _activation(recurrent_activation, op)
-    _check(x, c_prev, kernel, recurrent_kernel, 4, op)
+    _check(x, c_prev, kernel, recurrent_kernel, mask, masked, 4, op)
     time, batch, _ = x.shape
     units = c_prev.shape[1]
     h, c = (np.empty((time, batch, units), x.dtype) for _ in range(2))
@@ -184,7 +187,7 @@ def keras_gru_sequence(x, h_prev, kernel, recurrent_kernel, input_bias, recurren
     part of the candidate h U_h + b'_h [time, batch, units] (empty without)."""
     op = "_KerasGRUSequence"
     activate = _activation(recurrent_activation, op)
-    _check(x, h_prev, kernel, recurrent_kernel, 3, op)
+    _check(x, h_prev, kernel, recurrent_kernel, mask, masked, 3, op)
     time, batch, _ = x.shape
     units = h_prev.shape[1]
     h = np.empty((time, batch, units), x.dtype)

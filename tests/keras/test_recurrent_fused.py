@@ -40,9 +40,11 @@ def _run(kind, fused, cell_args, layer_args, weights=None, masked=False, initial
     states = 2 if kind == "lstm" else 1
     with tf.Graph().as_default() as graph:
         tf.set_random_seed(5)
-        inputs = tf.placeholder(tf.float64, [BATCH, TIME if static_time else None, DEPTH])
+        shape = [BATCH, TIME if static_time else None, DEPTH]
+        time_major = layer_args.get("time_major", False)
+        inputs = tf.placeholder(tf.float64, shape[1::-1] + shape[2:] if time_major else shape)
         layer = _layer(kind, fused, cell_args, layer_args)
-        kwargs = {"mask": tf.constant(MASK)} if masked else {}
+        kwargs = {"mask": tf.constant(MASK.T if time_major else MASK)} if masked else {}
         if training is not None:
             kwargs["training"] = training
         initial_states = [tf.constant(RNG.normal(size=(BATCH, UNITS)) if weights is None
@@ -64,7 +66,8 @@ def _run(kind, fused, cell_args, layer_args, weights=None, masked=False, initial
                                     for w in layer.weights]
             for variable, value in zip(layer.weights, weights["layer"]):
                 variable.load(value, session)
-            got = session.run([outputs, grads], {inputs: x})
+            got = session.run([outputs, grads],
+                              {inputs: x.transpose(1, 0, 2) if time_major else x})
     return got, weights, {op.type for op in graph.get_operations()}
 
 
@@ -87,7 +90,8 @@ CELLS = [("lstm", {"recurrent_activation": "hard_sigmoid"}),
 LAYERS = [({"return_sequences": True}, True, False),
           ({"return_state": True, "go_backwards": True}, True, True),
           ({"return_sequences": True, "return_state": True, "go_backwards": True}, False, True),
-          ({}, False, False)]
+          ({}, False, False),
+          ({"time_major": True, "return_sequences": True, "go_backwards": True}, True, True)]
 
 
 @pytest.mark.parametrize("kind,cell_args", CELLS)

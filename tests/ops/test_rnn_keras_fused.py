@@ -128,3 +128,7 @@ def test_bad_arguments_name_the_op():
         h = rnn_ops.keras_lstm_sequence(*wrong)[0]
         with pytest.raises(Exception, match="_KerasLSTMSequence: kernel"):
             _run(h)
+        gru = _gru_arrays()
+        h = rnn_ops.keras_gru_sequence(*gru, MASK[:, :2], "sigmoid")[0]
+        with pytest.raises(Exception, match=r"_KerasGRUSequence: mask must be \[time, batch\]"):
+            _run(h)
