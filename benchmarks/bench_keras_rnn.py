@@ -20,7 +20,6 @@ is put on sys.path, nothing is installed into it.
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -112,16 +111,9 @@ def main():
     if args.compare_tf:
         variants.append((f"tensorflow {metadata.version('tensorflow')} + tf_keras "
                          f"{metadata.version('tf_keras')}", "tf"))
-    load = os.getloadavg()
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}, NumPy {np.__version__}; {args.rounds} alternating "
-          f"rounds of >= {args.seconds:g} s; load average {load[0]:.2f} (1 min), "
-          f"{load[1]:.2f} (5 min) at start")
     samples, cpu_ms, losses = alternate(
         [(label, lambda variant=variant: _sample_in_subprocess(variant, args))
-         for label, variant in variants], args.rounds)
-    load = os.getloadavg()
-    print(f"load average at end: {load[0]:.2f} (1 min), {load[1]:.2f} (5 min)")
+         for label, variant in variants], args.rounds, args.seconds)
     medians = {label: statistics.median(values) for label, values in samples.items()}
     reference = medians[variants[-1][0]]
     print(f"\n| Keras {args.cell.upper()} {UNITS} units, {STEPS} steps x {INPUTS} inputs, batch "

@@ -169,9 +169,15 @@ def measure_training(tf, build, steps, seconds_floor):
                     return done / elapsed, cpu, first, last
 
 
-def alternate(variants, rounds):
-    """Runs each (label, measure) in turn, `rounds` times; returns ({label: [steps/s]},
-    {label: [CPU ms/step]}, {label: (first, last loss) of the last round})."""
+def alternate(variants, rounds, seconds):
+    """Runs each (label, measure) in turn, `rounds` times, printing the machine and the load
+    average before and after; returns ({label: [steps/s]}, {label: [CPU ms/step]},
+    {label: (first, last loss) of the last round})."""
+    load = os.getloadavg()
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+          f"{platform.python_version()}, NumPy {np.__version__} ({_blas()}); "
+          f"{rounds} alternating rounds of >= {seconds:g} s; load average "
+          f"{load[0]:.2f} (1 min), {load[1]:.2f} (5 min) at start")
     samples = {label: [] for label, _ in variants}
     cpu_ms = {label: [] for label, _ in variants}
     losses = {}
@@ -181,6 +187,8 @@ def alternate(variants, rounds):
             samples[label].append(rate)
             cpu_ms[label].append(cpu)
             losses[label] = (first, last)
+    load = os.getloadavg()
+    print(f"load average at end: {load[0]:.2f} (1 min), {load[1]:.2f} (5 min)")
     return samples, cpu_ms, losses
 
 
@@ -220,16 +228,9 @@ def main():
         import tensorflow
         variants.append((f"tensorflow {tensorflow.__version__}, same cell code",
                          _import("tensorflow"), portable))
-    load_before = os.getloadavg()
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}, NumPy {np.__version__} ({_blas()}); "
-          f"{args.rounds} alternating rounds of >= {args.seconds:g} s; load average "
-          f"{load_before[0]:.2f} (1 min), {load_before[1]:.2f} (5 min) at start")
     samples, cpu_ms, losses = alternate(
         [(label, lambda module=module, kind=kind: measure(module, kind, args.steps, args.seconds))
-         for label, module, kind in variants], args.rounds)
-    load_after = os.getloadavg()
-    print(f"load average at end: {load_after[0]:.2f} (1 min), {load_after[1]:.2f} (5 min)")
+         for label, module, kind in variants], args.rounds, args.seconds)
     medians = {label: statistics.median(values) for label, values in samples.items()}
     reference = medians[variants[-1][0]] if args.compare_tf else None
     print()
