@@ -117,7 +117,12 @@ def lstm_classifier(tf, rng, cell_kind):
     last = outputs[:, -1, :]
     w = tf.Variable(tf.truncated_normal([UNITS, CLASSES], stddev=0.1, seed=1))
     b = tf.Variable(tf.zeros([CLASSES]))
-    logits = tf.matmul(last, w) + b
+    return training_steps(tf, rng, x, labels, tf.matmul(last, w) + b)
+
+
+def training_steps(tf, rng, x, labels, logits):
+    """(setup, step) training `logits` on random batches for x [BATCH, STEPS, INPUTS] and
+    labels [BATCH] with softmax cross entropy and Adam (bench_keras_rnn.py shares it)."""
     loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels,
                                                                          logits=logits))
     train_op = tf.train.AdamOptimizer(1e-3).minimize(loss)
@@ -137,10 +142,17 @@ def lstm_classifier(tf, rng, cell_kind):
 def measure(tf, cell_kind, steps, seconds_floor):
     """(training steps per second, CPU ms per step, first and last loss) of one fresh graph
     and session, after a warm-up."""
+    return measure_training(tf, lambda: lstm_classifier(tf, np.random.default_rng(0), cell_kind),
+                            steps, seconds_floor)
+
+
+def measure_training(tf, build, steps, seconds_floor):
+    """measure() of any model: `build()` makes it in the current graph and returns (setup,
+    step) as lstm_classifier does (bench_keras_rnn.py shares this loop)."""
     graph = tf.Graph()
     with graph.as_default():
         tf.set_random_seed(0)
-        setup, step = lstm_classifier(tf, np.random.default_rng(0), cell_kind)
+        setup, step = build()
         with tf.Session(graph=graph) as sess:
             setup(sess)
             first = step(sess, 0)
@@ -155,6 +167,29 @@ def measure(tf, cell_kind, steps, seconds_floor):
                 if elapsed >= seconds_floor:
                     cpu = (time.process_time() - cpu_start) / done * 1e3
                     return done / elapsed, cpu, first, last
+
+
+def alternate(variants, rounds, seconds):
+    """Runs each (label, measure) in turn, `rounds` times, printing the machine and the load
+    average before and after; returns ({label: [steps/s]}, {label: [CPU ms/step]},
+    {label: (first, last loss) of the last round})."""
+    load = os.getloadavg()
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+          f"{platform.python_version()}, NumPy {np.__version__} ({_blas()}); "
+          f"{rounds} alternating rounds of >= {seconds:g} s; load average "
+          f"{load[0]:.2f} (1 min), {load[1]:.2f} (5 min) at start")
+    samples = {label: [] for label, _ in variants}
+    cpu_ms = {label: [] for label, _ in variants}
+    losses = {}
+    for _ in range(rounds):
+        for label, measure_once in variants:  # alternate within each round
+            rate, cpu, first, last = measure_once()
+            samples[label].append(rate)
+            cpu_ms[label].append(cpu)
+            losses[label] = (first, last)
+    load = os.getloadavg()
+    print(f"load average at end: {load[0]:.2f} (1 min), {load[1]:.2f} (5 min)")
+    return samples, cpu_ms, losses
 
 
 def _import(framework):
@@ -193,22 +228,9 @@ def main():
         import tensorflow
         variants.append((f"tensorflow {tensorflow.__version__}, same cell code",
                          _import("tensorflow"), portable))
-    load_before = os.getloadavg()
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}, NumPy {np.__version__} ({_blas()}); "
-          f"{args.rounds} alternating rounds of >= {args.seconds:g} s; load average "
-          f"{load_before[0]:.2f} (1 min), {load_before[1]:.2f} (5 min) at start")
-    samples = {label: [] for label, *_ in variants}
-    cpu_ms = {label: [] for label, *_ in variants}
-    losses = {}
-    for _ in range(args.rounds):
-        for label, module, kind in variants:  # alternate within each round
-            rate, cpu, first, last = measure(module, kind, args.steps, args.seconds)
-            samples[label].append(rate)
-            cpu_ms[label].append(cpu)
-            losses[label] = (first, last)
-    load_after = os.getloadavg()
-    print(f"load average at end: {load_after[0]:.2f} (1 min), {load_after[1]:.2f} (5 min)")
+    samples, cpu_ms, losses = alternate(
+        [(label, lambda module=module, kind=kind: measure(module, kind, args.steps, args.seconds))
+         for label, module, kind in variants], args.rounds, args.seconds)
     medians = {label: statistics.median(values) for label, values in samples.items()}
     reference = medians[variants[-1][0]] if args.compare_tf else None
     print()

@@ -44,6 +44,7 @@ from tensorweave.kernels import stateless_random, stateless_sampling  # noqa: F4
 from tensorweave.kernels import sequence  # noqa: F401
 from tensorweave.kernels import rnn  # noqa: F401
 from tensorweave.kernels import rnn_gru  # noqa: F401
+from tensorweave.kernels import rnn_keras  # noqa: F401
 from tensorweave.kernels import misc  # noqa: F401
 from tensorweave.kernels import scatter  # noqa: F401
 from tensorweave.kernels import fake_quant  # noqa: F401

@@ -213,3 +213,120 @@ def block_gru(seq_len_max, x, h_prev, w_ru, w_c, b_ru, b_c, name=None):
     seq_len_max = math_ops.cast(convert_to_tensor(seq_len_max), dtypes.int64)
     return default_graph().create_op("_BlockGRU", [seq_len_max, x, h_prev, w_ru, w_c, b_ru, b_c],
                                      {}, name=name or "BlockGRU").outputs
+
+
+# --- _KerasLSTMSequence, _KerasGRUSequence: a tf.keras LSTM/GRU layer in one op ------------------
+# New ops rather than attributes on BlockLSTM/_BlockGRU: BlockLSTM keeps TF's signature (one
+# concatenated [x, h] weight, gates [i, c, f, o], forget_bias, peepholes, seq_len_max), while a
+# Keras layer has a kernel and a recurrent kernel, gates [i, f, c, o] / [z, r, h], a recurrent
+# activation, a per-step row mask and GRU's two bias forms; the kernels (kernels/rnn_keras.py)
+# take Keras's weights as they are, so the layer needs no concat or reorder ops.
+def _keras_sequence_shapes(op, outputs):
+    x, state = op.inputs[0], op.inputs[1]
+    time, batch = x.shape.as_tuple()[:2] if x.shape.ndims == 3 else (None, None)
+    units = state.shape.as_tuple()[1] if state.shape.ndims == 2 else None
+    gate_count = 4 if op.type == "_KerasLSTMSequence" else 3
+    widths = {"units": units, "gates": None if units is None else gate_count * units}
+    shapes = [tensor_shape.TensorShape([time, batch, widths[width]]) for width in outputs]
+    if op.type == "_KerasGRUSequence" and not op.get_attr("reset_after"):
+        shapes[2] = tensor_shape.TensorShape([0, batch, units])
+    return shapes
+
+
+_KERAS_ATTRS = {"recurrent_activation": ("string", "hard_sigmoid"), "masked": ("bool", False),
+                "T": "type"}
+_LSTM_INPUTS = ["x: T", "h_prev: T", "c_prev: T", "kernel: T", "recurrent_kernel: T", "bias: T",
+                "mask: T"]
+register_op("_KerasLSTMSequence", inputs=_LSTM_INPUTS, outputs=["h: T", "c: T", "gates: T"],
+            attrs=_KERAS_ATTRS,
+            shape_fn=lambda op: _keras_sequence_shapes(op, ["units", "units", "gates"]),
+            doc="A Keras LSTM over x [time, batch, depth]: the h and c states after every "
+                "step and the activated gates [i, f, c, o]; rows where mask is 0 keep their "
+                "states (with masked).")
+register_op("_KerasLSTMSequenceGrad",
+            inputs=_LSTM_INPUTS + ["h: T", "c: T", "gates: T", "h_grad: T", "c_grad: T"],
+            outputs=["x_grad: T", "h_prev_grad: T", "c_prev_grad: T", "kernel_grad: T",
+                     "recurrent_kernel_grad: T", "bias_grad: T"],
+            attrs=_KERAS_ATTRS, shape_fn=lambda op: [t.shape for t in op.inputs[:6]],
+            doc="The gradients of _KerasLSTMSequence's inputs from those of its h and c.")
+_GRU_KERAS_INPUTS = ["x: T", "h_prev: T", "kernel: T", "recurrent_kernel: T", "input_bias: T",
+                     "recurrent_bias: T", "mask: T"]
+register_op("_KerasGRUSequence", inputs=_GRU_KERAS_INPUTS,
+            outputs=["h: T", "gates: T", "candidate_part: T"],
+            attrs={**_KERAS_ATTRS, "reset_after": ("bool", False)},
+            shape_fn=lambda op: _keras_sequence_shapes(op, ["units", "gates", "units"]),
+            doc="A Keras GRU over x [time, batch, depth]: the h state after every step, the "
+                "activated [z, r, h~] and (reset_after) the recurrent part of the candidate.")
+register_op("_KerasGRUSequenceGrad",
+            inputs=_GRU_KERAS_INPUTS + ["h: T", "gates: T", "candidate_part: T", "h_grad: T"],
+            outputs=["x_grad: T", "h_prev_grad: T", "kernel_grad: T", "recurrent_kernel_grad: T",
+                     "input_bias_grad: T", "recurrent_bias_grad: T"],
+            attrs={**_KERAS_ATTRS, "reset_after": ("bool", False)},
+            shape_fn=lambda op: [t.shape for t in op.inputs[:6]],
+            doc="The gradients of _KerasGRUSequence's inputs from that of its h.")
+
+
+def _keras_attrs(op, *names):
+    return {name: op.get_attr(name) for name in ("recurrent_activation", "masked") + names}
+
+
+@register_gradient("_KerasLSTMSequence")
+def _keras_lstm_sequence_grad(op, h_grad, c_grad, _):
+    grad_op = default_graph().create_op(
+        "_KerasLSTMSequenceGrad", list(op.inputs) + list(op.outputs) + [h_grad, c_grad],
+        _keras_attrs(op), name="KerasLSTMSequenceGrad")
+    return list(grad_op.outputs) + [None]
+
+
+@register_gradient("_KerasGRUSequence")
+def _keras_gru_sequence_grad(op, h_grad, *_):
+    grad_op = default_graph().create_op(
+        "_KerasGRUSequenceGrad", list(op.inputs) + list(op.outputs) + [h_grad],
+        _keras_attrs(op, "reset_after"), name="KerasGRUSequenceGrad")
+    return list(grad_op.outputs) + [None]
+
+
+@register_gradient("_KerasLSTMSequenceGrad")
+@register_gradient("_KerasGRUSequenceGrad")
+def _no_second_derivative_of_keras_sequence(op, *grads):
+    raise NotImplementedError(f"Second derivatives through a fused Keras LSTM/GRU are not "
+                              f"supported ({op.name}: {op.type} has no gradient).")
+
+
+def _keras_inputs(op_type, recurrent_activation, *tensors):
+    """The inputs as tensors of the first one's dtype; a missing mask (the last) as an empty
+    [0, 0] tensor (the `masked` attr says it is unused)."""
+    from tensorweave.framework.constant_op import convert_to_tensor
+    if recurrent_activation not in ("sigmoid", "hard_sigmoid"):
+        raise ValueError(f"{op_type}: recurrent_activation must be 'sigmoid' or "
+                         f"'hard_sigmoid', got {recurrent_activation!r}")
+    x = convert_to_tensor(tensors[0])
+    values = [x] + [convert_to_tensor(t, dtype=x.dtype) for t in tensors[1:-1]]
+    mask = tensors[-1]
+    return values + [array_ops.zeros([0, 0], dtype=x.dtype) if mask is None
+                     else convert_to_tensor(mask, dtype=x.dtype)]
+
+
+def keras_lstm_sequence(x, h_prev, c_prev, kernel, recurrent_kernel, bias, mask=None,
+                        recurrent_activation="hard_sigmoid", name=None):
+    """The _KerasLSTMSequence op's outputs (h, c, gates); mask [time, batch] of x's dtype
+    (1: a real step) or None."""
+    inputs = _keras_inputs("_KerasLSTMSequence", recurrent_activation, x, h_prev, c_prev, kernel,
+                           recurrent_kernel, bias, mask)
+    return default_graph().create_op(
+        "_KerasLSTMSequence", inputs,
+        {"recurrent_activation": recurrent_activation, "masked": mask is not None},
+        name=name or "KerasLSTMSequence").outputs
+
+
+def keras_gru_sequence(x, h_prev, kernel, recurrent_kernel, input_bias, recurrent_bias,
+                       mask=None, recurrent_activation="hard_sigmoid", reset_after=False,
+                       name=None):
+    """The _KerasGRUSequence op's outputs (h, gates, candidate_part); recurrent_bias is used
+    only with reset_after."""
+    inputs = _keras_inputs("_KerasGRUSequence", recurrent_activation, x, h_prev, kernel,
+                           recurrent_kernel, input_bias, recurrent_bias, mask)
+    return default_graph().create_op(
+        "_KerasGRUSequence", inputs,
+        {"recurrent_activation": recurrent_activation, "masked": mask is not None,
+         "reset_after": bool(reset_after)}, name=name or "KerasGRUSequence").outputs

@@ -1,20 +1,19 @@
 """Keras recurrent layers: the cells SimpleRNNCell, LSTMCell, GRUCell, the RNN layer that runs a
 cell over the time axis, and SimpleRNN, LSTM, GRU.
 
-The time loop (recurrent_loop) is unrolled statically when the number of timesteps is known
-when the layer is called, and is a tf.while_loop when it is not (inputs of shape
-[batch, None, features], e.g. after an Embedding without input_length). Defaults are
-TF 1.15's tf.keras ones: LSTM and GRU use recurrent_activation='hard_sigmoid', GRU computes
-its candidate with reset_after=False, LSTM adds 1 to the forget gate's bias (unit_forget_bias).
-Gate order in the fused kernels is Keras's: LSTM [i, f, c, o], GRU [z, r, h], so weights
-transfer to and from Keras unchanged. Dropout masks (dropout, recurrent_dropout) are drawn
-once per call and shared by the gates and all timesteps."""
+LSTM and GRU run as one fused op per sequence when their configuration allows it
+(recurrent_fused); otherwise the time loop (recurrent_loop) is unrolled when the number of
+timesteps is known when the layer is called, else a tf.while_loop. Defaults are TF 1.15's
+tf.keras ones: recurrent_activation='hard_sigmoid', GRU's reset_after=False, LSTM's
+unit_forget_bias. Gate order is Keras's (LSTM [i, f, c, o], GRU [z, r, h]), so weights transfer
+to and from Keras unchanged. Dropout masks (dropout, recurrent_dropout) are drawn once per call
+and shared by the gates and all timesteps."""
 import numpy as np
 
 from tensorweave.framework.tensor_shape import TensorShape
 from tensorweave.keras import activations, backend, constraints, initializers, regularizers
 from tensorweave.keras.engine.base_layer import Layer, serialize_initializer
-from tensorweave.keras.layers import recurrent_loop
+from tensorweave.keras.layers import recurrent_fused, recurrent_loop
 from tensorweave.layers.base import select_by_training
 from tensorweave.ops import array_ops, math_ops, nn_impl, state_ops, variables as variables_lib
 
@@ -295,10 +294,13 @@ class RNN(Layer):
         first_frame = array_ops.gather(inputs, 0, axis=time_axis)
         if initial_state is None and not self.stateful:
             states = self.cell.initial_states(first_frame)
-        output, states = recurrent_loop.run(
-            self.cell, inputs, states, mask, self.time_major, self.go_backwards,
-            self.return_sequences, _dropout_mask(first_frame, self.cell.dropout, training),
-            _dropout_mask(states[0], self.cell.recurrent_dropout, training))
+        arguments = (self.cell, inputs, states, mask, self.time_major, self.go_backwards,
+                     self.return_sequences, _dropout_mask(first_frame, self.cell.dropout, training))
+        if recurrent_fused.fusable(self.cell, LSTMCell, GRUCell):  # one op for the sequence
+            output, states = recurrent_fused.run(*arguments)
+        else:
+            output, states = recurrent_loop.run(
+                *arguments, _dropout_mask(states[0], self.cell.recurrent_dropout, training))
         if self.stateful:
             graph = output.graph
             with graph.control_dependencies([state_ops.assign(variable, value) for variable, value
