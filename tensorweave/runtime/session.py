@@ -26,6 +26,7 @@ from tensorweave.runtime import allocator
 from tensorweave.runtime import config as config_lib
 from tensorweave.runtime import devices as devices_lib
 from tensorweave.runtime import scheduler
+from tensorweave.runtime import xla
 from tensorweave.runtime.resources import ResourceManager
 from tensorweave.runtime.step_plan import GraphPlacement, StepPlan
 
@@ -260,7 +261,7 @@ class BaseSession:
             if not self._graph.is_fetchable(item):
                 raise errors.InvalidArgumentError(None, None, f"{item.name} may not be fetched.")
         plan = StepPlan(fetch_tensors, targets, list(feeds), self._placement,
-                        self._resource_manager)
+                        self._resource_manager, jit=xla.requested(self._config))
         self.num_plans_built += 1
         return plan
 
