@@ -46,7 +46,7 @@ _UNARY = {"Neg": jnp.negative, "Abs": jnp.abs, "Sign": jnp.sign, "Square": jnp.s
           "Relu6": lambda x: jnp.clip(x, _like(0, x), _like(6, x)),
           "Elu": lambda x: jnp.where(x < 0, jnp.expm1(x), x),
           "Softplus": jax.nn.softplus}
-_BINARY = {"Add": jnp.add, "AddV2": jnp.add, "Sub": jnp.subtract, "Mul": jnp.multiply,
+_BINARY = {"Add": jnp.add, "Sub": jnp.subtract, "Mul": jnp.multiply,
            "RealDiv": jnp.divide, "Maximum": jnp.maximum, "Minimum": jnp.minimum,
            "FloorDiv": jnp.floor_divide, "FloorMod": jnp.mod, "Pow": jnp.power,
            "SquaredDifference": lambda x, y: jnp.square(x - y),
