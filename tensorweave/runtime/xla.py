@@ -39,8 +39,11 @@ _log = logging.getLogger(__name__)
 CLUSTER_TYPE = "_XlaCluster"
 # A jitted call costs ~10-20 us to cross; one lone op gains nothing from compiling.
 MIN_CLUSTER_OPS = 2
-# Ops with a lowering that run faster on the NumPy path here, by measurement (BENCHMARKS.md).
-NUMPY_FASTER = frozenset()
+# Ops with a lowering that run faster on the NumPy path here: LeNet's conv gradients took
+# 1.1-3x and its max-pool gradients 5x the NumPy kernels' time compiled by XLA (a session per
+# op, alternating: `python benchmarks/bench_xla.py --ops`, BENCHMARKS.md), so they stay on NumPy
+# and a conv net's step compiles around them.
+NUMPY_FASTER = frozenset({"Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPoolGrad"})
 _ALWAYS_STATIC = frozenset({"Const", "Shape", "Size", "Rank"})
 _NON_ARRAY_DTYPES = frozenset({"string", "resource", "variant"})
 _TRUE = ("1", "true", "on", "yes")

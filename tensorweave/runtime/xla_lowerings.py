@@ -310,3 +310,62 @@ def _apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, *, use_locki
     ms = ms * rho + jnp.square(grad) * (1 - rho)
     mom = mom * momentum + grad * lr / jnp.sqrt(ms + epsilon)
     return var - mom, ms, mom
+
+
+# --- convolutions and pooling (xla.NUMPY_FASTER says which of them stay on NumPy) -----------
+def _spatial(values, data_format):
+    values = list(values)
+    return tuple(values[1:3]) if data_format == "NHWC" else tuple(values[2:4])
+
+
+def _conv_padding(padding, explicit_paddings, data_format):
+    if padding != "EXPLICIT":
+        return padding
+    pairs = [tuple(explicit_paddings[k:k + 2]) for k in range(0, 8, 2)]
+    return _spatial(pairs, data_format)
+
+
+def _conv(x, w, strides, padding, data_format, dilations, explicit_paddings):
+    layout = (data_format, "HWIO", data_format)
+    return jax.lax.conv_general_dilated(
+        x, w, window_strides=_spatial(strides, data_format),
+        padding=_conv_padding(padding, explicit_paddings, data_format),
+        rhs_dilation=_spatial(dilations or [1, 1, 1, 1], data_format),
+        dimension_numbers=layout, precision=jax.lax.Precision.HIGHEST)
+
+
+@lowering("Conv2D")
+def _conv2d(input, filter, **attrs):  # noqa: A002 - the op's input names
+    return _conv(input, filter, **attrs)
+
+
+@lowering("Conv2DBackpropInput")
+def _conv2d_backprop_input(input_sizes, filter, out_backprop, **attrs):  # noqa: A002
+    zeros = jnp.zeros(_ints(input_sizes), dtype=out_backprop.dtype)
+    _, pullback = jax.vjp(lambda x: _conv(x, filter, **attrs), zeros)
+    return pullback(out_backprop)[0]
+
+
+@lowering("Conv2DBackpropFilter")
+def _conv2d_backprop_filter(input, filter_sizes, out_backprop, **attrs):  # noqa: A002
+    zeros = jnp.zeros(_ints(filter_sizes), dtype=out_backprop.dtype)
+    _, pullback = jax.vjp(lambda w: _conv(input, w, **attrs), zeros)
+    return pullback(out_backprop)[0]
+
+
+def _max_pool(x, ksize, strides, padding):
+    # A concrete identity: jax then knows the max monoid and can differentiate the window.
+    lowest = np.array(-np.inf if jnp.issubdtype(x.dtype, jnp.floating) else
+                      jnp.iinfo(x.dtype).min, dtype=x.dtype)
+    return jax.lax.reduce_window(x, lowest, jax.lax.max, tuple(ksize), tuple(strides), padding)
+
+
+@lowering("MaxPool")
+def _max_pool_op(input, *, ksize, strides, padding, data_format):  # noqa: A002
+    return _max_pool(input, ksize, strides, padding)
+
+
+@lowering("MaxPoolGrad")
+def _max_pool_grad(orig_input, orig_output, grad, *, ksize, strides, padding, data_format):
+    _, pullback = jax.vjp(lambda x: _max_pool(x, ksize, strides, padding), orig_input)
+    return pullback(grad)[0]

@@ -282,3 +282,43 @@ def test_without_jax_the_knob_is_a_no_op_with_one_log_line():
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["9.0", "6.0"] * 2
     assert result.stderr.count("JAX is not installed") == 1, result.stderr
+
+
+@pytest.mark.timeout(120)
+def test_a_small_conv_net_trains_the_same_and_its_conv_gradients_stay_on_numpy():
+    rng = np.random.default_rng(6)
+    images = rng.random((8, 12, 12, 1), dtype=np.float32)
+    classes = rng.integers(0, 4, 8)
+    results = []
+    for level in (OFF, ON):
+        with tf.Graph().as_default():
+            x = tf.placeholder(tf.float32, [None, 12, 12, 1])
+            labels = tf.placeholder(tf.int64, [None])
+            w1 = tf.Variable(tf.truncated_normal([3, 3, 1, 4], stddev=0.3, seed=1))
+            b1 = tf.Variable(tf.zeros([4]))
+            h = tf.nn.relu(tf.nn.conv2d(x, w1, [1, 1, 1, 1], "SAME") + b1)
+            h = tf.nn.max_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
+            w2 = tf.Variable(tf.truncated_normal([6 * 6 * 4, 4], stddev=0.1, seed=2))
+            logits = tf.matmul(tf.reshape(h, [-1, 6 * 6 * 4]), w2)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=labels, logits=logits))
+            train = tf.train.MomentumOptimizer(0.1, 0.9).minimize(loss)
+            with tf.Session(config=config(level)) as sess:
+                sess.run(tf.global_variables_initializer())
+                for _ in range(4):
+                    sess.run(train, {x: images, labels: classes})
+                metadata = tf.RunMetadata()
+                sess.run(loss, {x: images, labels: classes}, run_metadata=metadata,
+                         options=tf.RunOptions(trace_level=3))
+                results.append(sess.run([w1, b1, w2, loss], {x: images, labels: classes}))
+                metadata = tf.RunMetadata()
+                sess.run(train, {x: images, labels: classes}, run_metadata=metadata,
+                         options=tf.RunOptions(trace_level=3))
+                types = [s.timeline_label for d in metadata.step_stats.dev_stats
+                         for s in d.node_stats]
+    for mine, reference in zip(results[1], results[0]):
+        np.testing.assert_allclose(mine, reference, rtol=1e-4, atol=1e-6)
+    # The filter and max-pool gradients ran as NumPy kernels, outside every cluster; the
+    # forward pass with the dense layer's gradient, and the dense update, compiled around them.
+    assert "Conv2DBackpropFilter" in types and "MaxPoolGrad" in types, types
+    assert types.count(xla.CLUSTER_TYPE) == 2, types
