@@ -30,16 +30,19 @@ class VariableCell:
 
     @property
     def value(self):
-        device = self.device
-        if device is not None:
-            self._value = device.to_host(self._value)
-            self.device = None
+        if self.device is not None:  # the NumPy path never takes the lock
+            with self.lock:
+                device = self.device
+                if device is not None:
+                    self._value = device.to_host(self._value)
+                    self.device = None
         return self._value
 
     @value.setter
     def value(self, value):
-        self.device = None
-        self._value = value
+        with self.lock:
+            self.device = None
+            self._value = value
 
     def read(self):
         value = self.value

@@ -63,6 +63,8 @@ class ClusterRunner:
         self._written_only = [v for v in written if v not in read]
         self._updated = self._donated + self._written_only
         self._cells = cells
+        self._locks = [cells[v].lock for v in sorted(self._updated + self._read_only,
+                                                      key=lambda op: op.name)]
         self._dtypes = {v: cells[v].dtype.np_dtype for v in cluster.variables}
         self._label_checks = self._sparse_label_checks()
         self._failed = set()  # input signatures whose tracing failed: NumPy for those
@@ -120,6 +122,21 @@ class ClusterRunner:
             if labels.size and (classes is None or classes[-1] is None or labels.min() < 0 or
                                 labels.max() >= classes[-1]):
                 return self._run_numpy(inputs)
+        # The cells' locks keep two steps from donating one buffer, and a reader on another
+        # thread from copying a buffer being donated (VariableCell.value takes the lock too).
+        for lock in self._locks:
+            lock.acquire()
+        try:
+            outputs = self._run_compiled(inputs)
+        finally:
+            for lock in reversed(self._locks):
+                lock.release()
+        if outputs is None:
+            return self._run_numpy(inputs)
+        return outputs[0] if self.single else outputs
+
+    def _run_compiled(self, inputs):
+        """The outputs of the compiled step, or None when the NumPy kernels must run it."""
         buffers = {}
         for var in self._donated + self._read_only:
             cell = self._cells[var]
@@ -127,7 +144,7 @@ class ClusterRunner:
             if device is None:
                 host = cell.value
                 if host is None:  # uninitialized: the NumPy kernels raise naming the variable
-                    return self._run_numpy(inputs)
+                    return None
                 device = DeviceValue(self.jax.device_put(host), stale=False)
                 cell.device = device
             buffers[var] = device.array
@@ -135,18 +152,18 @@ class ClusterRunner:
             outputs, updated = self._fn(tuple(buffers[v] for v in self._donated),
                                         tuple(buffers[v] for v in self._read_only), inputs)
         except Exception as exc:  # noqa: BLE001 - a trace failure: these shapes run on NumPy
-            if any(getattr(buffers[v], "is_deleted", lambda: False)() for v in self._donated):
+            if any(buffers[v].is_deleted() for v in self._donated):
                 raise
             _log.info("%s: not compiled for these inputs (%s: %s); running its NumPy kernels",
                       self.cluster.label, type(exc).__name__, exc)
             self._failed.add(self._signature(inputs))
-            return self._run_numpy(inputs)
+            return None
         for var, value in zip(self._updated, updated):
             self._cells[var].device = DeviceValue(value, stale=True)
-        outputs = [np.asarray(value) for value in outputs]
-        if self.single:
-            return outputs[0]
-        return outputs
+        # The step is done when run() returns, as in TF: dispatch is asynchronous, and a
+        # training loop fetching nothing would otherwise queue steps without bound.
+        self.jax.block_until_ready(updated)
+        return [np.asarray(value) for value in outputs]
 
     @staticmethod
     def _signature(inputs):
