@@ -19,7 +19,6 @@ the timed steps: the machine is shared, and CPU time moves less with other load 
 """
 import argparse
 import os
-import platform
 import statistics
 import sys
 import time
@@ -28,7 +27,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_foundation import VENV, REPO, _blas, ensure_tf_venv, mlp_adam  # noqa: E402
+from bench_foundation import (VENV, REPO, ensure_tf_venv, frameworks_to_compare,  # noqa: E402
+                             machine_line, mlp_adam, timed_steps)
 
 
 def _config(tf, jit):
@@ -50,14 +50,7 @@ def measure(tf, jit, steps, seconds_floor):
             first = time.perf_counter() - start
             for i in range(1, max(steps // 4, 5)):
                 step(sess, i)
-            done, cpu0, start = 0, time.process_time(), time.perf_counter()
-            while True:
-                for i in range(steps):
-                    step(sess, i)
-                done += steps
-                elapsed = time.perf_counter() - start
-                if elapsed >= seconds_floor:
-                    return done / elapsed, (time.process_time() - cpu0) * 1e3 / done, first
+            return timed_steps(sess, step, steps, seconds_floor) + (first,)
 
 
 def profile(tf, jit, steps):
@@ -196,19 +189,12 @@ def main():
                            str(args.seconds)], env)
 
     import jax
-    import tensorweave
+    frameworks = frameworks_to_compare(args.compare_tf)
+    tensorweave = frameworks.pop("tensorweave")
     variants = [("tensorweave, NumPy kernels", tensorweave, False),
                 (f"tensorweave, XLA (jax {jax.__version__})", tensorweave, True)]
-    if args.compare_tf:
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        import tensorflow
-        tensorflow.compat.v1.disable_eager_execution()
-        variants.append((f"tensorflow {tensorflow.__version__}", tensorflow.compat.v1, False))
-    load = os.getloadavg()
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}, NumPy {np.__version__} ({_blas()}); {args.rounds} "
-          f"alternating rounds of >= {args.seconds:g} s; load average {load[0]:.2f} (1 min), "
-          f"{load[1]:.2f} (5 min) at start")
+    variants += [(name, module, False) for name, module in frameworks.items()]
+    print(machine_line(args.rounds, args.seconds))
     rates = {label: [] for label, *_ in variants}
     cpu = {label: [] for label, *_ in variants}
     first = {label: [] for label, *_ in variants}

@@ -65,6 +65,8 @@ class BaseSession:
         if config is not None and not isinstance(config, config_lib.ConfigProto):
             raise TypeError(f"config must be a tf.ConfigProto, got {type(config).__name__}")
         self._config = config or config_lib.ConfigProto()
+        if xla.requested(self._config):
+            xla.backend()  # import JAX now, not inside the first step's deadline
         self._target = target.decode() if isinstance(target, bytes) else (target or "")
         self._closed = False
         self._lock = threading.Lock()

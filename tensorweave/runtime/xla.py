@@ -10,10 +10,13 @@ random ops would otherwise send the whole step back to NumPy. When a plan is bui
 candidate if it has a JAX lowering (xla_lowerings.py), or its value is known when the cluster is
 traced (constants, shapes and pure ops of them: these run their NumPy kernels at trace time).
 Each candidate's depth is the largest number of non-candidates on a path from a source to it;
-the candidates of one depth form one cluster. A path between two ops of one depth can only
-pass through candidates of that depth (a non-candidate on it would deepen the later op), so a
-cluster never waits on work that waits on it, and the plan stays acyclic with each cluster
-contracted to one node. Values known at trace time never cross a cluster's boundary: every
+the candidates of one depth that wait on the same values from other partitions (Recvs) form one
+cluster. A path between two ops of one depth can only pass through candidates of that depth (a
+non-candidate on it would deepen the later op), so a cluster never waits on work that waits on
+it, and the plan stays acyclic with each cluster contracted to one node. Grouping by the Recvs
+keeps the step acyclic across partitions too: a cluster's outputs then wait on no Recv they did
+not wait on already (a sent value made to wait on a value received in return would deadlock
+the step), and an op that fails does not wait on another device first. Values known at trace time never cross a cluster's boundary: every
 cluster traces its own copies of the constant and shape ops it reads.
 
 Variables: a cluster reads and writes variables through their cells, never through values in
@@ -44,7 +47,9 @@ MIN_CLUSTER_OPS = 2
 # op, alternating: `python benchmarks/bench_xla.py --ops`, BENCHMARKS.md), so they stay on NumPy
 # and a conv net's step compiles around them.
 NUMPY_FASTER = frozenset({"Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPoolGrad"})
-_ALWAYS_STATIC = frozenset({"Const", "Shape", "Size", "Rank"})
+# Ops whose values are known at trace time whatever their inputs: their NumPy kernels run then
+# (np.shape and friends read a tracer's static shape).
+ALWAYS_STATIC = frozenset({"Const", "Shape", "Size", "Rank"})
 _NON_ARRAY_DTYPES = frozenset({"string", "resource", "variant"})
 _TRUE = ("1", "true", "on", "yes")
 
@@ -52,12 +57,12 @@ _backend = {}  # "modules": (jax, lowerings) once imported, or None when JAX is 
 
 
 def requested(config=None):
-    """True when the session's config or TENSORWEAVE_XLA asks for the XLA backend."""
-    if os.environ.get("TENSORWEAVE_XLA", "").strip().lower() in _TRUE:
-        return True
-    if config is None:
-        return False
-    return config.graph_options.optimizer_options.global_jit_level > 0
+    """True when the session's config asks for the XLA backend (global_jit_level ON_1 or
+    ON_2), or leaves it at DEFAULT and TENSORWEAVE_XLA does; OFF is off either way."""
+    level = config.graph_options.optimizer_options.global_jit_level if config else 0
+    if level != 0:
+        return level > 0
+    return os.environ.get("TENSORWEAVE_XLA", "").strip().lower() in _TRUE
 
 
 def backend():
@@ -111,15 +116,19 @@ def plan(ops, kept, fed):
         for producer in {t.op for t in op.inputs} | set(op.control_inputs):
             if producer in members:
                 consumers[producer].append(op)
-    depth = {}
+    depth, received = {}, {}
     for op in ops:
         preds = [t.op for t in op.inputs] + list(op.control_inputs)
         depth[op] = max([depth[p] + (p not in candidates) for p in preds if p in depth],
                         default=0)
+        received[op] = frozenset().union(
+            *[received[p] for p in preds if p in received],
+            [t for t in op.inputs if t.op not in members and t not in fed],
+            [c for c in op.control_inputs if c not in members])
     groups = {}
     for op in ops:
         if op in candidates and op not in static and op.type != "VariableV2":
-            groups.setdefault(depth[op], []).append(op)
+            groups.setdefault((depth[op], received[op]), []).append(op)
     cluster_of = {}
     for group in groups.values():
         if sum(op.type not in ("NoOp", "Identity") for op in group) >= MIN_CLUSTER_OPS:
@@ -155,7 +164,7 @@ def _classify(ops, fed, lowerings):
                 any(t.dtype.name in _NON_ARRAY_DTYPES for t in list(op.inputs) + op.outputs):
             continue
         pure = kernel.resource is None
-        if pure and (op.type in _ALWAYS_STATIC or
+        if pure and (op.type in ALWAYS_STATIC or
                      (op.inputs and all(t.op in static for t in op.inputs))):
             static.add(op)
             candidates.add(op)

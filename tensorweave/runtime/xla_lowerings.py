@@ -8,7 +8,8 @@ and returns their new values, the first of which is the op's output (the updated
 
 Outputs keep their inputs' dtype exactly, as the kernels do (jax_enable_x64 is on, so int64
 and float64 stay themselves). Values that decide shapes (a Reshape's shape, a reduction's axes)
-must be known at trace time: they arrive as NumPy arrays and are read with `_ints`.
+must be known at trace time: they arrive as NumPy arrays and are read with `_ints`. Const,
+Shape, Size and Rank need no lowering: their NumPy kernels run at trace time (xla.py).
 """
 import jax
 import jax.numpy as jnp
@@ -147,26 +148,6 @@ def _identity(x):
 @lowering("NoOp")
 def _no_op():
     return ()
-
-
-@lowering("Const")
-def _const(*, value):
-    return value
-
-
-@lowering("Shape")
-def _shape(x, *, out_type):
-    return np.array(np.shape(x), dtype=out_type.np_dtype)
-
-
-@lowering("Size")
-def _size(x, *, out_type):
-    return np.array(np.size(x), dtype=out_type.np_dtype)
-
-
-@lowering("Rank")
-def _rank(x):
-    return np.array(np.ndim(x), dtype=np.int32)
 
 
 @lowering("Reshape")

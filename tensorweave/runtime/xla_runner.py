@@ -16,6 +16,9 @@ from tensorweave.runtime import resources, xla
 _log = logging.getLogger(__name__)
 
 
+_READS = ("Identity", "StopGradient")
+
+
 class DeviceValue:
     """A variable's value as a device buffer (VariableCell.device). `stale`: the cell's host
     array is older than the buffer."""
@@ -40,9 +43,18 @@ class ClusterRunner:
         self.single = len(cluster.outputs) == 1
         cells = {op: resources.variable_cell(manager, op) for op in cluster.variables}
         self._steps = []  # (op, kernel, attrs, lowering, ref variables) in trace order
+        # Tensors that are a variable's storage: its VariableV2 output, and Identity reads of
+        # it (`w/read`), which on the NumPy path alias the array that updates write in place,
+        # so a consumer ordered after an update sees the new value: here they read the
+        # variable's current value where they are consumed.
+        self._aliases = {}
         read, written = [], []
         for op in cluster.trace_ops:
             if op.type == "VariableV2":
+                self._aliases[op.outputs[0]] = op
+                continue
+            if op.type in _READS and op.inputs[0] in self._aliases:
+                self._aliases[op.outputs[0]] = self._aliases[op.inputs[0]]
                 continue
             kernel = kernel_registry.get_kernel(op.type)
             refs = kernel.num_refs if kernel.resource == "variable_ref" else 0
@@ -52,9 +64,9 @@ class ClusterRunner:
             self._steps.append((op, kernel, attrs, lower, ref_vars))
             for tensor in op.inputs:
                 assigned = tensor in op.inputs[:refs] and op.type == "Assign"
-                if tensor.op.type == "VariableV2" and not assigned and \
-                        tensor.op not in written and tensor.op not in read:
-                    read.append(tensor.op)
+                var = self._variable_of(tensor)
+                if var is not None and not assigned and var not in written and var not in read:
+                    read.append(var)
             for var in ref_vars:
                 if var not in written:
                     written.append(var)
@@ -72,6 +84,12 @@ class ClusterRunner:
         self.traces = 0
         self._fn = self.jax.jit(self._trace, donate_argnums=(0,))
 
+    def _variable_of(self, tensor):
+        """The VariableV2 op whose storage `tensor` is, or None."""
+        if tensor.op.type == "VariableV2":
+            return tensor.op
+        return self._aliases.get(tensor)
+
     def _sparse_label_checks(self):
         """(input position, classes) of every sparse cross entropy reading its labels from
         the step: a compiled step cannot raise on a label out of range, the NumPy kernel does."""
@@ -88,9 +106,13 @@ class ClusterRunner:
         env = dict(zip(self.cluster.inputs, inputs))
         state = dict(zip(self._donated, updated))
         state.update(zip(self._read_only, read_only))
+        aliases = self._aliases
+
+        def value(tensor):
+            return state[aliases[tensor]] if tensor in aliases else env[tensor]
+
         for op, kernel, attrs, lower, ref_vars in self._steps:
-            args = [state[t.op] if t.op.type == "VariableV2" else env[t]
-                    for t in op.inputs[len(ref_vars):]]
+            args = [value(t) for t in op.inputs[len(ref_vars):]]
             if ref_vars:
                 current = [state.get(v) for v in ref_vars]
                 new = lower(*current, *args, **attrs)
@@ -99,8 +121,8 @@ class ClusterRunner:
                 if op.outputs:
                     env[op.outputs[0]] = state[ref_vars[0]]
                 continue
-            if kernel.resource is None and all(isinstance(a, (np.ndarray, np.generic))
-                                               for a in args):
+            if kernel.resource is None and (op.type in xla.ALWAYS_STATIC or all(
+                    isinstance(a, (np.ndarray, np.generic)) for a in args)):
                 result = kernel.compute(*args, **attrs)  # known now: fold it as NumPy does
             else:
                 result = lower(*args, **attrs)
@@ -109,8 +131,8 @@ class ClusterRunner:
             else:
                 for tensor, value in zip(op.outputs, result):
                     env[tensor] = value
-        outputs = tuple(env[t] if not isinstance(env[t], np.generic) else np.asarray(env[t])
-                        for t in self.cluster.outputs)
+        outputs = tuple(np.asarray(v) if isinstance(v, np.generic) else v
+                        for v in map(value, self.cluster.outputs))
         return outputs, tuple(state[v] for v in self._updated)
 
     # --- one step ------------------------------------------------------------------------
