@@ -47,11 +47,10 @@ class ClusterRunner:
         # it (`w/read`), which on the NumPy path alias the array that updates write in place,
         # so a consumer ordered after an update sees the new value: here they read the
         # variable's current value where they are consumed.
-        self._aliases = {}
+        self._aliases = {var.outputs[0]: var for var in cluster.variables}
         read, written = [], []
         for op in cluster.trace_ops:
             if op.type == "VariableV2":
-                self._aliases[op.outputs[0]] = op
                 continue
             if op.type in _READS and op.inputs[0] in self._aliases:
                 self._aliases[op.outputs[0]] = self._aliases[op.inputs[0]]
@@ -81,7 +80,8 @@ class ClusterRunner:
         self._label_checks = self._sparse_label_checks()
         self._failed = set()  # input signatures whose tracing failed: NumPy for those
         self._fallback = None
-        self.traces = 0
+        self.traces = 0      # how many signatures were traced (and compiled)
+        self.numpy_steps = 0  # steps run on the NumPy kernels instead
         self._fn = self.jax.jit(self._trace, donate_argnums=(0,))
 
     def _variable_of(self, tensor):
@@ -108,11 +108,11 @@ class ClusterRunner:
         state.update(zip(self._read_only, read_only))
         aliases = self._aliases
 
-        def value(tensor):
+        def read(tensor):
             return state[aliases[tensor]] if tensor in aliases else env[tensor]
 
         for op, kernel, attrs, lower, ref_vars in self._steps:
-            args = [value(t) for t in op.inputs[len(ref_vars):]]
+            args = [read(t) for t in op.inputs[len(ref_vars):]]
             if ref_vars:
                 current = [state.get(v) for v in ref_vars]
                 new = lower(*current, *args, **attrs)
@@ -132,7 +132,7 @@ class ClusterRunner:
                 for tensor, value in zip(op.outputs, result):
                     env[tensor] = value
         outputs = tuple(np.asarray(v) if isinstance(v, np.generic) else v
-                        for v in map(value, self.cluster.outputs))
+                        for v in map(read, self.cluster.outputs))
         return outputs, tuple(state[v] for v in self._updated)
 
     # --- one step ------------------------------------------------------------------------
@@ -210,6 +210,7 @@ class ClusterRunner:
                 nodes.append(executor.bind_op(op, input_slots, output_slots, self.manager))
             self._fallback = (nodes, len(slots), [slots[t] for t in self.cluster.outputs])
         nodes, size, output_slots = self._fallback
+        self.numpy_steps += 1
         values = [None] * size
         values[:len(inputs)] = inputs
         for node in nodes:

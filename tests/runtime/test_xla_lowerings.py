@@ -210,6 +210,9 @@ def test_gradients_computed_in_a_cluster_match_numpy(name):
                                         run_metadata=metadata))
                 types = [s.timeline_label for d in metadata.step_stats.dev_stats
                          for s in d.node_stats]
+                runners = [n.compute for plan in sess._plans.values() for part in plan.plans
+                           for n in part.nodes if n.op_type == xla.CLUSTER_TYPE]
+                assert all(r.numpy_steps == 0 for r in runners)  # it really ran compiled
         if level == tf.OptimizerOptions.ON_1:
             assert types == [xla.CLUSTER_TYPE], types  # the whole step is one compiled node
     for mine, reference in zip(results[1], results[0]):

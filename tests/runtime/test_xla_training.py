@@ -30,6 +30,14 @@ def cluster_runners(sess):
             for node in part.nodes if node.op_type == xla.CLUSTER_TYPE]
 
 
+def assert_compiled(sess, numpy_steps=0):
+    """Every cluster of the session traced, and ran on NumPy only `numpy_steps` times in all
+    (the NumPy fallback gives the same values: agreeing results alone prove nothing)."""
+    runners = cluster_runners(sess)
+    assert runners and all(r.traces for r in runners)
+    assert sum(r.numpy_steps for r in runners) == numpy_steps
+
+
 def mlp(batches):
     x = tf.placeholder(tf.float32, [None, 784])
     y_ = tf.placeholder(tf.float32, [None, 10])
@@ -75,6 +83,8 @@ def train_mlp(level, steps, data):
             sess.run(tf.global_variables_initializer())
             losses = [sess.run([loss, train], {x: images, y_: np.eye(10, dtype=np.float32)[c]})[0]
                       for images, c in data[:steps]]
+            if level == ON:
+                assert_compiled(sess)
             return sess.run(tf.trainable_variables()), losses, cluster_runners(sess)
 
 
@@ -117,6 +127,8 @@ def test_softmax_regression_trains_the_same_with_each_optimizer(name):
                     sess.run(train, {x: images, labels: classes})
                 results.append(sess.run(tf.global_variables() + [loss], {x: data[0][0],
                                                                           labels: data[0][1]}))
+                if level == ON:
+                    assert_compiled(sess)
     for mine, reference in zip(results[1], results[0]):
         np.testing.assert_allclose(mine, reference, rtol=2e-5, atol=1e-6)
 
@@ -141,6 +153,8 @@ def test_variables_fetched_mid_training_and_read_by_numpy_kernels_agree():
                     norms.append(sess.run(norm))
                 fetched.append(values)
                 read_by_numpy.append(norms)
+                if level == ON:
+                    assert_compiled(sess)
     for mine, reference in zip(fetched[1], fetched[0]):
         assert np.abs(reference).sum() > 0  # the weights moved
         np.testing.assert_allclose(mine, reference, rtol=1e-5, atol=1e-7)
@@ -159,7 +173,7 @@ def test_saver_round_trip_of_variables_living_as_device_buffers(tmp_path):
             sess.run(tf.global_variables_initializer())
             for images, classes in data:
                 sess.run(train, {x: images, labels: classes})
-            assert any(r.traces for r in cluster_runners(sess))
+            assert_compiled(sess)
             path = saver.save(sess, str(tmp_path / "model"))
             saved = sess.run(tf.global_variables())
             sess.run(train, {x: data[0][0], labels: data[0][1]})  # moves them past the save
@@ -169,6 +183,7 @@ def test_saver_round_trip_of_variables_living_as_device_buffers(tmp_path):
             restored = sess.run(tf.global_variables())
             # Training continues from the restored buffers as from the saved values.
             after_restore = sess.run([loss, train], {x: data[0][0], labels: data[0][1]})[0]
+            assert_compiled(sess)  # the restore's Assigns compiled too
         with tf.Session() as sess:  # the checkpoint, read by the NumPy path
             saver.restore(sess, path)
             from_numpy = sess.run(tf.global_variables())
@@ -201,6 +216,8 @@ def test_a_queue_and_a_py_func_stay_on_numpy_and_the_rest_compiles():
                 metadata = tf.RunMetadata()
                 sess.run(train, options=tf.RunOptions(trace_level=3), run_metadata=metadata)
                 results.append((losses, sess.run(w)))
+                if level == ON:
+                    assert_compiled(sess)
                 types.append([s.timeline_label for d in metadata.step_stats.dev_stats
                               for s in d.node_stats])
     np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-5)
@@ -223,6 +240,7 @@ def test_a_new_batch_size_traces_again_and_a_seen_one_does_not():
                 runner = runner or [r for r in cluster_runners(sess) if r.cluster.inputs][0]
                 assert np.isfinite(value)
             assert runner.traces == 3  # one per batch size: 16, 24, 8
+            assert runner.numpy_steps == 0
 
 
 @pytest.mark.timeout(60)
@@ -235,9 +253,10 @@ def test_bad_inputs_raise_the_numpy_kernels_errors_naming_the_op():
             sess.run(tf.global_variables_initializer())
             with pytest.raises(tf.errors.InvalidArgumentError, match="label value of 12"):
                 sess.run(train, {x: np.zeros((2, 784), np.float32), labels: [0, 12]})
-            # A good step still runs compiled afterwards.
+            # A good step still runs compiled afterwards: NumPy ran the train step that read
+            # uninitialized variables and the one with a bad label.
             sess.run(train, {x: np.ones((2, 784), np.float32), labels: [0, 1]})
-            assert any(r.traces for r in cluster_runners(sess))
+            assert_compiled(sess, numpy_steps=2)
     with tf.Graph().as_default():
         a = tf.placeholder(tf.float32)  # any shape: the mismatch shows when the step runs
         product = tf.reduce_sum(tf.matmul(a, tf.ones([3, 2])) * 2.0)
@@ -258,6 +277,7 @@ def test_environment_variable_turns_xla_on_for_sessions_without_config(monkeypat
             metadata = tf.RunMetadata()
             value = sess.run(out, {a: [0.0, 1.0]}, options=tf.RunOptions(trace_level=3),
                              run_metadata=metadata)
+            assert_compiled(sess)
     node = metadata.step_stats.dev_stats[0].node_stats[0]
     assert node.timeline_label == xla.CLUSTER_TYPE and "ops)" in node.node_name
     np.testing.assert_allclose(value, 2 * (1 + np.e), rtol=1e-6)
@@ -311,6 +331,8 @@ def test_a_small_conv_net_trains_the_same_and_its_conv_gradients_stay_on_numpy()
                 sess.run(loss, {x: images, labels: classes}, run_metadata=metadata,
                          options=tf.RunOptions(trace_level=3))
                 results.append(sess.run([w1, b1, w2, loss], {x: images, labels: classes}))
+                if level == ON:
+                    assert_compiled(sess)
                 metadata = tf.RunMetadata()
                 sess.run(train, {x: images, labels: classes}, run_metadata=metadata,
                          options=tf.RunOptions(trace_level=3))
