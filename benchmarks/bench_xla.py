@@ -7,6 +7,7 @@ alternating in one process, round by round.
     python benchmarks/bench_xla.py --compare-tf    # and TF, in benchmarks/.venv-tf
     python benchmarks/bench_xla.py --profile 30    # where a traced step's time goes
     python benchmarks/bench_xla.py --ops           # LeNet's conv/pool ops: NumPy vs XLA
+    python benchmarks/bench_xla.py --phases        # the MLP's products and Adam: NumPy vs XLA
 
 With --compare-tf the script re-runs itself with benchmarks/.venv-tf's python (made by
 bench_foundation.ensure_tf_venv when missing; an existing one, e.g. a symlink to a prepared TF
@@ -127,6 +128,8 @@ def print_op_table(rounds):
     shape inputs constant) and summing its output, with the NumPy kernels and with XLA (the op
     and the sum one cluster), alternating; median of `rounds`."""
     import tensorweave as tf
+    from tensorweave.runtime import xla
+    xla.NUMPY_FASTER = frozenset()  # measure every lowering, also those the table excludes
     print(f"load average {os.getloadavg()[0]:.2f}; ms per step, median of {rounds} rounds\n")
     print("| op (LeNet, batch 64) | NumPy kernel | XLA | XLA / NumPy |")
     print("|---|---|---|---|")
@@ -153,11 +156,87 @@ def print_op_table(rounds):
                         for _ in range(5):
                             sess.run(total, feeds)
                         times[jit].append((time.perf_counter() - start) / 5 * 1e3)
+                runners = [node.compute for plan in sessions[True]._plans.values()
+                           for part in plan.plans for node in part.nodes
+                           if node.op_type == xla.CLUSTER_TYPE]
+                assert runners and not sum(r.numpy_steps for r in runners), "not compiled"
             finally:
                 for sess in sessions.values():
                     sess.close()
         mine, theirs = statistics.median(times[True]), statistics.median(times[False])
         print(f"| {name} ({op_type}) | {theirs:.2f} | {mine:.2f} | {mine / theirs:.2f} |")
+
+
+def print_phases(rounds):
+    """CPU ms of the MLP step's two phases alone, XLA against NumPy (BLAS on one thread, as in
+    a session), alternating: the 8 matrix products of a step (forward, weight and input
+    gradients) and the 6 Adam updates; median of `rounds`."""
+    import jax
+    from threadpoolctl import threadpool_limits
+    import tensorweave as tf
+    from tensorweave.kernels import registry
+    from tensorweave.runtime import resources, xla
+    lowerings = xla.backend()[1]
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(shape).astype(np.float32) for shape in
+              ((128, 784), (784, 512), (512, 512), (512, 10), (128, 512), (128, 512), (128, 10))]
+
+    def products(x, w1, w2, w3, g1, g2, g3):
+        h1 = x @ w1
+        h2 = h1 @ w2
+        return (h1, h2, h2 @ w3, h2.T @ g3, g3 @ w3.T, h1.T @ g2, g2 @ w2.T, x.T @ g1)
+
+    shapes = [(784, 512), (512,), (512, 512), (512,), (512, 10), (10,)]
+    hyper = [np.array(v, np.float32) for v in (0.9, 0.999, 1e-3, 0.9, 0.999, 1e-8)]
+    slots = [[rng.standard_normal(s).astype(np.float32) for _ in range(3)] for s in shapes]
+    grads = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    for var_m_v in slots:
+        var_m_v[2] = np.abs(var_m_v[2])
+    apply_adam = lowerings.REF_LOWERINGS["ApplyAdam"]
+
+    def adam(states, grads):
+        return [apply_adam(*state, *hyper, grad, use_locking=False, use_nesterov=False)
+                for state, grad in zip(states, grads)]
+    compiled_products = jax.jit(products)
+    compiled_adam = jax.jit(adam, donate_argnums=(0,))
+    device_arrays = [jax.device_put(a) for a in arrays]
+    device_states = [[jax.device_put(a) for a in state] for state in slots]
+    cells = []
+    for state in slots:
+        cells.append([resources.VariableCell("v", tf.float32, tf.TensorShape(a.shape))
+                      for a in state])
+        for cell, value in zip(cells[-1], state):
+            cell.value = value.copy()
+    kernel = registry.get_kernel("ApplyAdam").compute
+
+    def numpy_adam():
+        for state, grad in zip(cells, grads):
+            kernel(*state, *hyper, grad, use_locking=False, use_nesterov=False)
+
+    def xla_adam():
+        device_states[:] = compiled_adam(device_states, grads)
+        jax.block_until_ready(device_states)
+
+    phases = {"8 matrix products": (lambda: products(*arrays),
+                                    lambda: jax.block_until_ready(
+                                        compiled_products(*device_arrays))),
+              "6 Adam updates": (numpy_adam, xla_adam)}
+    print(f"load average {os.getloadavg()[0]:.2f}; CPU ms per call (process time), median of "
+          f"{rounds} rounds\n")
+    print("| MLP phase | NumPy (BLAS 1 thread) | XLA | XLA / NumPy |")
+    print("|---|---|---|---|")
+    for name, (numpy_call, xla_call) in phases.items():
+        times = {numpy_call: [], xla_call: []}
+        xla_call()
+        for _ in range(rounds):
+            for call in (numpy_call, xla_call):
+                with threadpool_limits(1, user_api="blas"):
+                    start = time.process_time()
+                    for _ in range(20):
+                        call()
+                    times[call].append((time.process_time() - start) / 20 * 1e3)
+        theirs, mine = statistics.median(times[numpy_call]), statistics.median(times[xla_call])
+        print(f"| {name} | {theirs:.2f} | {mine:.2f} | {mine / theirs:.2f} |")
 
 
 def main():
@@ -170,8 +249,13 @@ def main():
                         help="print where STEPS traced steps spend their time instead")
     parser.add_argument("--ops", action="store_true",
                         help="time LeNet's conv/pool ops alone: NumPy kernel vs XLA")
+    parser.add_argument("--phases", action="store_true",
+                        help="CPU time of the MLP's products and Adam updates: NumPy vs XLA")
     parser.add_argument("--in-venv", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.phases:
+        print_phases(args.rounds)
+        return
     if args.ops:
         print_op_table(args.rounds)
         return

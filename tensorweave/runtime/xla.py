@@ -42,10 +42,11 @@ _log = logging.getLogger(__name__)
 CLUSTER_TYPE = "_XlaCluster"
 # A jitted call costs ~10-20 us to cross; one lone op gains nothing from compiling.
 MIN_CLUSTER_OPS = 2
-# Ops with a lowering that run faster on the NumPy path here: LeNet's conv gradients took
-# 1.1-3x and its max-pool gradients 5x the NumPy kernels' time compiled by XLA (a session per
-# op, alternating: `python benchmarks/bench_xla.py --ops`, BENCHMARKS.md), so they stay on NumPy
-# and a conv net's step compiles around them.
+# Ops with a lowering that run faster on the NumPy path here: compiled by XLA, LeNet's conv
+# gradients took 1.1-3.0x and its max-pool gradients 3.4-6.2x the NumPy kernels' time, where
+# its forward convolutions took 0.56-0.86x and max pooling 1.0x (a session per op, alternating:
+# `python benchmarks/bench_xla.py --ops`, BENCHMARKS.md). So the gradients stay on NumPy and a
+# conv net's step compiles around them.
 NUMPY_FASTER = frozenset({"Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPoolGrad"})
 # Ops whose values are known at trace time whatever their inputs: their NumPy kernels run then
 # (np.shape and friends read a tracer's static shape).
