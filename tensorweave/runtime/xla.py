@@ -30,6 +30,7 @@ is uninitialized, when a label of a sparse cross entropy is out of range, or whe
 fails for the inputs' shapes (remembered per shape): the NumPy kernels then raise the error
 that names the op. The step stats show a cluster as one node of type `_XlaCluster`.
 """
+import heapq
 import logging
 import os
 
@@ -80,10 +81,6 @@ def backend():
                          "'tensorweave[xla]' for the XLA backend", exc)
             _backend["modules"] = None
     return _backend["modules"]
-
-
-def enabled(config=None):
-    return requested(config) and backend() is not None
 
 
 class Cluster:
@@ -192,7 +189,6 @@ def _contracted_order(ops, cluster_of):
                 pending[unit_of[op]].add(unit_of[producer])
                 consumers[unit_of[producer]].add(unit_of[op])
     key = {unit: max(op._id for op in members) for unit, members in units.items()}
-    import heapq
     heap = [(key[u], n, u) for n, u in enumerate(units) if not pending[u]]
     heapq.heapify(heap)
     serial = {u: n for n, u in enumerate(units)}
@@ -239,6 +235,13 @@ def _build_clusters(order, cluster_of, static, consumers, kept):
                 readers = [c for c in consumers[op] if c not in member_set and tensor in c.inputs]
                 if tensor in kept or readers:
                     outputs.append(tensor)
+            kernel = kernel_registry.get_kernel(op.type)
+            if kernel.resource == "variable_ref":
+                # A fetched variable the cluster updates: on the NumPy path its fetched array
+                # is the storage the update wrote in place (`run([train, global_step])` gives
+                # the new step), so the cluster writes the new value into the fetch's slot.
+                outputs.extend(ref for ref in op.inputs[:kernel.num_refs]
+                               if ref in kept and ref not in outputs)
         cluster = Cluster(index, members, trace_ops, inputs, outputs, variables)
         for op in members:
             clusters[op] = cluster

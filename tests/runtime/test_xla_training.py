@@ -344,3 +344,24 @@ def test_a_small_conv_net_trains_the_same_and_its_conv_gradients_stay_on_numpy()
     # forward pass with the dense layer's gradient, and the dense update, compiled around them.
     assert "Conv2DBackpropFilter" in types and "MaxPoolGrad" in types, types
     assert types.count(xla.CLUSTER_TYPE) == 2, types
+
+
+@pytest.mark.timeout(60)
+def test_a_variable_fetched_with_the_step_that_updates_it_shows_the_update():
+    seen = []
+    for level in (OFF, ON):
+        with tf.Graph().as_default():
+            w = tf.Variable([1.0, -2.0])
+            step = tf.train.get_or_create_global_step()
+            loss = tf.reduce_sum(tf.square(w * 3.0))
+            train = tf.train.GradientDescentOptimizer(0.01).minimize(loss, global_step=step)
+            with tf.Session(config=config(level)) as sess:
+                sess.run(tf.global_variables_initializer())
+                seen.append([sess.run([train, step, w])[1:] for _ in range(3)])
+                if level == ON:
+                    assert_compiled(sess)
+    # As on the NumPy path (and in TF 1.x scripts' `_, step = run([train_op, global_step])`):
+    # the fetched variables hold the values the step left.
+    assert [int(s) for s, _ in seen[1]] == [int(s) for s, _ in seen[0]] == [1, 2, 3]
+    for (_, mine), (_, reference) in zip(seen[1], seen[0]):
+        np.testing.assert_allclose(mine, reference, rtol=1e-6)
