@@ -88,9 +88,8 @@ def topological_order(ops, fed=frozenset()):
 class PartitionPlan:
     """The runnable schedule of one partition (runtime/partition.py) for one signature."""
 
-    def __init__(self, part, resource_manager, step_fetches=(), jit=None):
-        """`jit`: compile the lowerable ops into XLA clusters (xla.py); None: as the
-        TENSORWEAVE_XLA environment variable says."""
+    def __init__(self, part, resource_manager, step_fetches=(), jit=False):
+        """`jit`: compile the lowerable ops into XLA clusters (xla.py)."""
         self.device = part.device
         self.resource_manager = resource_manager  # for the function bodies its ops run
         slots = {}

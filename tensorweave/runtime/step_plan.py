@@ -95,8 +95,8 @@ class StepPlan:
     """The cached plans of one (feeds, fetches, targets) signature, one per device."""
 
     def __init__(self, fetch_tensors, target_ops, feed_tensors, placement, resource_manager,
-                 jit=None):
-        """`jit`: compile lowerable ops with XLA (runtime/xla.py); None: TENSORWEAVE_XLA."""
+                 jit=False):
+        """`jit`: compile lowerable ops with XLA (runtime/xla.py)."""
         feed_tensors = list(feed_tensors)
         ops = executor.prune(fetch_tensors, target_ops, feed_tensors)
         assignment = placement.assign(ops)

@@ -38,7 +38,7 @@ def assert_compiled(sess, numpy_steps=0):
     assert sum(r.numpy_steps for r in runners) == numpy_steps
 
 
-def mlp(batches):
+def mlp():
     x = tf.placeholder(tf.float32, [None, 784])
     y_ = tf.placeholder(tf.float32, [None, 10])
     h = x
@@ -78,7 +78,7 @@ def batches(count, size, seed=0):
 def train_mlp(level, steps, data):
     graph = tf.Graph()
     with graph.as_default():
-        x, y_, loss, train = mlp(data)
+        x, y_, loss, train = mlp()
         with tf.Session(config=config(level)) as sess:
             sess.run(tf.global_variables_initializer())
             losses = [sess.run([loss, train], {x: images, y_: np.eye(10, dtype=np.float32)[c]})[0]
