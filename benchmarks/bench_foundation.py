@@ -122,14 +122,20 @@ def measure(tf, build, steps, seconds_floor):
             setup(sess)
             for i in range(max(steps // 10, 5)):
                 step(sess, i)
-            done, start = 0, time.perf_counter()
-            while True:
-                for i in range(steps):
-                    step(sess, i)
-                done += steps
-                elapsed = time.perf_counter() - start
-                if elapsed >= seconds_floor:
-                    return done / elapsed
+            return timed_steps(sess, step, steps, seconds_floor)[0]
+
+
+def timed_steps(sess, step, steps, seconds_floor):
+    """(steps/s, CPU ms per step) of batches of `steps` calls `step(sess, i)` until at least
+    `seconds_floor` seconds have passed (CPU: this process's user + system time)."""
+    done, start, cpu_start = 0, time.perf_counter(), time.process_time()
+    while True:
+        for i in range(steps):
+            step(sess, i)
+        done += steps
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds_floor:
+            return done / elapsed, (time.process_time() - cpu_start) / done * 1e3
 
 
 def _blas():
@@ -142,6 +148,15 @@ def _blas():
         return "no BLAS found"
     return f"{info[0]['internal_api']} {info[0].get('architecture', '?')} kernels, " \
            f"{info[0]['num_threads']} threads"
+
+
+def machine_line(rounds, seconds):
+    """The header of an alternating benchmark: machine, BLAS, rounds and the load average."""
+    load = os.getloadavg()
+    return (f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+            f"{platform.python_version()}, NumPy {np.__version__} ({_blas()}); {rounds} "
+            f"alternating rounds of >= {seconds:g} s; load average {load[0]:.2f} (1 min), "
+            f"{load[1]:.2f} (5 min) at start")
 
 
 def frameworks_to_compare(compare_tf):

@@ -43,7 +43,7 @@ import unittest.mock
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_foundation import _blas, ensure_tf_venv  # noqa: E402 - the shared venv and header
+from bench_foundation import _blas, ensure_tf_venv, timed_steps  # noqa: E402 - shared venv, header
 
 BATCH = 64
 
@@ -101,14 +101,7 @@ def measure(tf, steps, seconds_floor, intra_op_threads=None, model=lenet):
             setup(sess)
             for i in range(5):
                 step(sess, i)
-            done, start, cpu_start = 0, time.perf_counter(), time.process_time()
-            while True:
-                for i in range(steps):
-                    step(sess, i)
-                done += steps
-                elapsed = time.perf_counter() - start
-                if elapsed >= seconds_floor:
-                    return done / elapsed, (time.process_time() - cpu_start) / done * 1e3
+            return timed_steps(sess, step, steps, seconds_floor)
 
 
 def kernel_profile(tf, steps, model=lenet):

@@ -40,8 +40,9 @@ class GPUOptions(_Options):
 
 class OptimizerOptions(_Options):
     L0, L1 = -1, 0
-    # GlobalJitLevel, as TF names it. There is no XLA here: a session asked to JIT-compile runs
-    # the graph as it is (TF does the same for ops XLA cannot cluster).
+    # GlobalJitLevel, as TF names it. ON_1 / ON_2 compile the lowerable ops of a session's steps
+    # with XLA through JAX (runtime/xla.py; pip install 'tensorweave[xla]'); without JAX the
+    # graph runs as it is, as TF runs the ops XLA cannot cluster.
     DEFAULT, OFF, ON_1, ON_2 = 0, -1, 1, 2
     _FIELDS = {"opt_level": 0, "do_common_subexpression_elimination": False,
                "do_constant_folding": False, "global_jit_level": 0}

@@ -14,7 +14,8 @@ import numpy as np
 
 from tensorweave.framework import errors
 from tensorweave.kernels import registry as kernel_registry
-from tensorweave.runtime import fusion, resources
+from tensorweave.runtime import fusion, resources, xla
+from tensorweave.runtime.xla_runner import ClusterRunner
 
 SYNC, BLOCKING, ASYNC = "sync", "blocking", "async"
 
@@ -87,7 +88,8 @@ def topological_order(ops, fed=frozenset()):
 class PartitionPlan:
     """The runnable schedule of one partition (runtime/partition.py) for one signature."""
 
-    def __init__(self, part, resource_manager, step_fetches=()):
+    def __init__(self, part, resource_manager, step_fetches=(), jit=False):
+        """`jit`: compile the lowerable ops into XLA clusters (xla.py)."""
         self.device = part.device
         self.resource_manager = resource_manager  # for the function bodies its ops run
         slots = {}
@@ -103,14 +105,27 @@ class PartitionPlan:
             for tensor in op.outputs:
                 if tensor not in slots:  # a fed output keeps its feed slot
                     slots[tensor] = len(slots)
-        fusions = fusion.plan(part.ops, set(part.fetches) | sent | set(part.feeds))
+        kept = set(part.fetches) | sent | set(part.feeds)
+        clusters, order = xla.plan_partition(part.ops, kept, set(part.feeds), jit)
+        fusions = {op: chain for op, chain in fusion.plan(part.ops, kept).items()
+                   if not any(member in clusters for member in chain.ops)}
         nodes = []
         node_of = {}  # op, or the tensor / control producer a Recv stands for -> node index
         for key, transfer in part.recvs.items():
             node = bind_comm("_Recv", transfer, [], [slots[("recv", key)]])
             self._add(nodes, node, ())
             node_of[("recv", key)] = node.index
-        for op in part.ops:
+        for op in order:
+            cluster = clusters.get(op)
+            if cluster is not None:
+                if op is cluster.ops[-1]:  # bound once, where its last member is
+                    node = bind_cluster(cluster, [slots[t] if t in slots else slots[("recv", t)]
+                                                  for t in cluster.inputs],
+                                        [slots[t] for t in cluster.outputs], resource_manager)
+                    self._add(nodes, node, _deps(node_of, cluster.trace_ops))
+                    for member in cluster.ops:
+                        node_of[member] = node.index
+                continue
             kernel = kernel_registry.get_kernel(op.type)
             # A variable op only runs when something reads its value; ops taking it as a ref
             # (Assign, Apply*) find its storage directly (this lets an initializer run).
@@ -131,17 +146,7 @@ class PartitionPlan:
                 # No WhileGrad of this step reads the loop's history: do not keep every
                 # iteration's values (a long loop without a gradient would hold them all).
                 node.kwargs = dict(node.kwargs, back_prop=False)
-            deps = set()
-            for member in chain:
-                for tensor in member.inputs:
-                    dep = node_of.get(tensor.op, node_of.get(("recv", tensor)))
-                    if dep is not None and tensor.op not in chain:
-                        deps.add(dep)
-                for control in member.control_inputs:
-                    dep = node_of.get(control, node_of.get(("recv", control)))
-                    if dep is not None:
-                        deps.add(dep)
-            self._add(nodes, node, deps)
+            self._add(nodes, node, _deps(node_of, chain))
             for member in chain:
                 node_of[member] = node.index
         for transfer in part.sends:
@@ -201,6 +206,21 @@ class PartitionPlan:
             if node is None:
                 raise
             raise op_error(node, exc) from None
+
+
+def _deps(node_of, chain):
+    """The nodes the node running the ops of `chain` waits for."""
+    deps = set()
+    for member in chain:
+        for tensor in member.inputs:
+            dep = node_of.get(tensor.op, node_of.get(("recv", tensor)))
+            if dep is not None and tensor.op not in chain:
+                deps.add(dep)
+        for control in member.control_inputs:
+            dep = node_of.get(control, node_of.get(("recv", control)))
+            if dep is not None and control not in chain:
+                deps.add(dep)
+    return deps
 
 
 def _order_updates_after_reads(nodes):
@@ -353,6 +373,14 @@ def bind_fused(fused, input_slots, output_slot, manager):
     node = Node(fused.ops[0], fused.name, label, fused.op_type, compute, list(input_slots),
                 [output_slot], dict(fused.attrs))
     node.fused = fused.ops
+    return node
+
+
+def bind_cluster(cluster, input_slots, output_slots, manager):
+    """A Node running an XLA cluster (xla.py) as one compiled function."""
+    node = Node(cluster.ops[0], cluster.name, cluster.label, xla.CLUSTER_TYPE,
+                ClusterRunner(cluster, manager), list(input_slots), list(output_slots), {})
+    node.fused = cluster.ops
     return node
 
 

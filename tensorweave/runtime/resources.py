@@ -11,16 +11,38 @@ from tensorweave.framework import errors
 
 
 class VariableCell:
-    """The storage of one variable: its current array (None until initialized)."""
+    """The storage of one variable: its current array (None until initialized).
 
-    __slots__ = ("name", "value", "dtype", "shape", "lock")
+    While an XLA cluster (runtime/xla.py) keeps the variable as a device buffer, `device` holds
+    it (an object with `to_host(host_value) -> array`) and the array here may be stale: reading
+    or assigning `value` first ends that, so every NumPy kernel, fetch and Saver sees the value
+    the compiled steps left, and the next compiled step uploads what they wrote."""
+
+    __slots__ = ("name", "_value", "dtype", "shape", "lock", "device")
 
     def __init__(self, name, dtype, shape):
         self.name = name
-        self.value = None
+        self._value = None
+        self.device = None
         self.dtype = dtype
         self.shape = shape
         self.lock = threading.Lock()
+
+    @property
+    def value(self):
+        if self.device is not None:  # the NumPy path never takes the lock
+            with self.lock:
+                device = self.device
+                if device is not None:
+                    self._value = device.to_host(self._value)
+                    self.device = None
+        return self._value
+
+    @value.setter
+    def value(self, value):
+        with self.lock:
+            self.device = None
+            self._value = value
 
     def read(self):
         value = self.value

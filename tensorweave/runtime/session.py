@@ -26,6 +26,7 @@ from tensorweave.runtime import allocator
 from tensorweave.runtime import config as config_lib
 from tensorweave.runtime import devices as devices_lib
 from tensorweave.runtime import scheduler
+from tensorweave.runtime import xla
 from tensorweave.runtime.resources import ResourceManager
 from tensorweave.runtime.step_plan import GraphPlacement, StepPlan
 
@@ -64,6 +65,8 @@ class BaseSession:
         if config is not None and not isinstance(config, config_lib.ConfigProto):
             raise TypeError(f"config must be a tf.ConfigProto, got {type(config).__name__}")
         self._config = config or config_lib.ConfigProto()
+        if xla.requested(self._config):
+            xla.backend()  # import JAX now, not inside the first step's deadline
         self._target = target.decode() if isinstance(target, bytes) else (target or "")
         self._closed = False
         self._lock = threading.Lock()
@@ -260,7 +263,7 @@ class BaseSession:
             if not self._graph.is_fetchable(item):
                 raise errors.InvalidArgumentError(None, None, f"{item.name} may not be fetched.")
         plan = StepPlan(fetch_tensors, targets, list(feeds), self._placement,
-                        self._resource_manager)
+                        self._resource_manager, jit=xla.requested(self._config))
         self.num_plans_built += 1
         return plan
 

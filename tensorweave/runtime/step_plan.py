@@ -94,12 +94,14 @@ def _worth_lanes(ops, device_set, plan):
 class StepPlan:
     """The cached plans of one (feeds, fetches, targets) signature, one per device."""
 
-    def __init__(self, fetch_tensors, target_ops, feed_tensors, placement, resource_manager):
+    def __init__(self, fetch_tensors, target_ops, feed_tensors, placement, resource_manager,
+                 jit=False):
+        """`jit`: compile lowerable ops with XLA (runtime/xla.py)."""
         feed_tensors = list(feed_tensors)
         ops = executor.prune(fetch_tensors, target_ops, feed_tensors)
         assignment = placement.assign(ops)
         self.partitions = partition_lib.partition(ops, assignment, feed_tensors, fetch_tensors)
-        self.plans = [executor.PartitionPlan(part, resource_manager, fetch_tensors)
+        self.plans = [executor.PartitionPlan(part, resource_manager, fetch_tensors, jit)
                       for part in self.partitions.values()]
         self.inline = len(self.plans) <= 1 and all(plan.inline for plan in self.plans)
         if self.inline and self.plans and _worth_lanes(ops, placement.device_set, self.plans[0]):
