@@ -31,7 +31,6 @@ and its training cost on top of the import.
 import argparse
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -43,7 +42,7 @@ import unittest.mock
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_foundation import _blas, ensure_tf_venv, timed_steps  # noqa: E402 - shared venv, header
+from bench_foundation import ensure_tf_venv, machine_line, timed_steps  # noqa: E402 - shared venv, header
 
 BATCH = 64
 
@@ -183,11 +182,7 @@ def alternate_rounds(variants, rounds, seconds):
     running every (label, run) of `variants` once in turn (A B A B: all see the same machine
     state); `run()` returns (steps/s, CPU ms per step) over >= `seconds`. Prints the machine
     and the load average before and after."""
-    load_before = os.getloadavg()
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}, NumPy {np.__version__} ({_blas()}); "
-          f"{rounds} alternating rounds of >= {seconds:g} s; load average "
-          f"{load_before[0]:.2f} (1 min), {load_before[1]:.2f} (5 min) at start")
+    print(machine_line(rounds, seconds))
     samples = {label: [] for label, _ in variants}
     cpu_ms = {label: [] for label, _ in variants}
     for _ in range(rounds):

@@ -23,7 +23,6 @@ graph. CPU ms per step (user + system time over the timed steps) is printed next
 """
 import argparse
 import os
-import platform
 import statistics
 import sys
 import time
@@ -31,7 +30,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_foundation import _blas, ensure_tf_venv  # noqa: E402 - the shared venv and header
+from bench_foundation import ensure_tf_venv, machine_line  # noqa: E402 - the shared venv and header
 
 BATCH, STEPS, INPUTS, UNITS, CLASSES = 128, 28, 28, 128, 10
 
@@ -173,11 +172,7 @@ def alternate(variants, rounds, seconds):
     """Runs each (label, measure) in turn, `rounds` times, printing the machine and the load
     average before and after; returns ({label: [steps/s]}, {label: [CPU ms/step]},
     {label: (first, last loss) of the last round})."""
-    load = os.getloadavg()
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}, NumPy {np.__version__} ({_blas()}); "
-          f"{rounds} alternating rounds of >= {seconds:g} s; load average "
-          f"{load[0]:.2f} (1 min), {load[1]:.2f} (5 min) at start")
+    print(machine_line(rounds, seconds))
     samples = {label: [] for label, _ in variants}
     cpu_ms = {label: [] for label, _ in variants}
     losses = {}
