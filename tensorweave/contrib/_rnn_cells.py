@@ -5,7 +5,7 @@ stacked bidirectional RNNs. Variable names follow TF 1.x's, so checkpoints carry
 import math
 
 from tensorweave.framework import nest
-from tensorweave.layers.rnn_cell_impl import GRUCell, LSTMStateTuple, RNNCell
+from tensorweave.layers.rnn_cell_impl import GRUCell, LSTMSized, LSTMStateTuple, RNNCell
 from tensorweave.ops import (array_ops, conv_ops, init_ops, math_ops, nn_impl, reduction_ops,
                              variable_scope)
 from tensorweave.ops.rnn_unrolled import bidirectional_dynamic_rnn, static_bidirectional_rnn
@@ -146,7 +146,7 @@ def _linear(args, output_size, bias, kernel_name="kernel", bias_name="bias", bia
     return out
 
 
-class LayerNormBasicLSTMCell(RNNCell):
+class LayerNormBasicLSTMCell(LSTMSized, RNNCell):
     """A basic LSTM whose four gate pre-activations (and new cell state) are layer-normalised
     (gamma/beta per gate scope: input, transform, forget, output, state; the gate matmul then
     has no bias), with recurrent dropout on the candidate (Semeniuta et al.)."""
@@ -159,14 +159,6 @@ class LayerNormBasicLSTMCell(RNNCell):
         self._activation, self._layer_norm = activation, layer_norm
         self._gain, self._shift = norm_gain, norm_shift
         self._keep_prob, self._seed = dropout_keep_prob, dropout_prob_seed
-
-    @property
-    def state_size(self):
-        return LSTMStateTuple(self._num_units, self._num_units)
-
-    @property
-    def output_size(self):
-        return self._num_units
 
     def build(self, inputs_shape):
         self.built = True

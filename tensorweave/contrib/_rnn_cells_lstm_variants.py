@@ -12,7 +12,7 @@ GridLSTMCell and BidirectionalGridLSTMCell are in _rnn_cells_grid.py.
 """
 import numpy as np
 
-from tensorweave.layers.rnn_cell_impl import LSTMStateTuple, RNNCell
+from tensorweave.layers.rnn_cell_impl import LSTMSized, LSTMStateTuple, RNNCell
 from tensorweave.ops import (array_ops, clip_ops, conv_ops, init_ops, math_ops, nn_impl,
                              random_ops, slicing_ops, variable_scope)
 
@@ -211,7 +211,7 @@ def _linear_block(scope, args, width):
                                  _zero_bias("bias", width, joined.dtype))
 
 
-class PhasedLSTMCell(RNNCell):
+class PhasedLSTMCell(LSTMSized, RNNCell):
     """An LSTM (gates from [x, h_prev], and c_prev / new c with peepholes) whose update is let
     through by a time gate k, per unit: with cycle phi = ((t - phase) mod period) / period,
     k = 2*phi/r_on while phi < r_on/2, 2 - 2*phi/r_on while phi < r_on, else leak*phi; then
@@ -230,9 +230,6 @@ class PhasedLSTMCell(RNNCell):
         self._num_units, self._use_peepholes, self._leak = num_units, use_peepholes, leak
         self._ratio_on, self._trainable_ratio_on = ratio_on, trainable_ratio_on
         self._period_range = (float(period_init_min), float(period_init_max))
-
-    state_size = property(lambda self: LSTMStateTuple(self._num_units, self._num_units))
-    output_size = property(lambda self: self._num_units)
 
     def __call__(self, inputs, state, scope=None):
         if not isinstance(inputs, (tuple, list)) or len(inputs) != 2:

@@ -7,7 +7,8 @@ from tensorweave.contrib._rnn_cells import LayerNormBasicLSTMCell, _ScopedWrappe
 from tensorweave.framework import dtypes, nest, tensor_shape
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.layers.convolutional import convolve
-from tensorweave.layers.rnn_cell_impl import LayerRNNCell, LSTMStateTuple
+from tensorweave.layers.rnn_cell_impl import (LayerRNNCell, LSTMSized, LSTMStateTuple,
+                                             UnitsSized)
 from tensorweave.ops import (array_ops, clip_ops, conv_ops, init_ops, math_ops, nn_ops, reduction_ops,
                              slicing_ops, variable_scope)
 from tensorweave.ops.pad_tile_ops import reverse, tile
@@ -95,21 +96,13 @@ Conv2DLSTMCell = _conv_lstm(2, "conv_2d_lstm_cell")
 Conv3DLSTMCell = _conv_lstm(3, "conv_3d_lstm_cell")
 
 
-class _VectorCell(LayerRNNCell):
+class _VectorCell(UnitsSized, LayerRNNCell):
     """A cell with a [batch, num_units] state (and output)."""
 
     def __init__(self, num_units, activation=None, reuse=None, name=None, dtype=None):
         super().__init__(_reuse=reuse, name=name, dtype=dtype)
         self._num_units = num_units
         self._activation = activation
-
-    @property
-    def state_size(self):
-        return self._num_units
-
-    @property
-    def output_size(self):
-        return self._num_units
 
 
 class UGRNNCell(_VectorCell):
@@ -222,7 +215,7 @@ class IndyGRUCell(_VectorCell):
         return new_h, new_h
 
 
-class IndyLSTMCell(LayerRNNCell):
+class IndyLSTMCell(LSTMSized, LayerRNNCell):
     """An LSTM whose recurrent weights are diagonal (a [1, 4 * num_units] kernel_u)."""
 
     def __init__(self, num_units, forget_bias=1.0, activation=None, reuse=None,
@@ -231,14 +224,6 @@ class IndyLSTMCell(LayerRNNCell):
         self._num_units, self._forget_bias = num_units, forget_bias
         self._activation = activation or math_ops.tanh
         self._kernel_initializer, self._bias_initializer = kernel_initializer, bias_initializer
-
-    @property
-    def state_size(self):
-        return LSTMStateTuple(self._num_units, self._num_units)
-
-    @property
-    def output_size(self):
-        return self._num_units
 
     def build(self, inputs_shape):
         depth, units = self._input_depth(inputs_shape), self._num_units

@@ -4,7 +4,7 @@ forward pass and the gradient passes through the clipping unchanged."""
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.layers import rnn_fused
 from tensorweave.layers.base import Layer
-from tensorweave.layers.rnn_cell_impl import LayerRNNCell, LSTMStateTuple
+from tensorweave.layers.rnn_cell_impl import LayerRNNCell, LSTMSized, LSTMStateTuple
 from tensorweave.ops import array_ops, init_ops, rnn_ops
 
 
@@ -31,7 +31,7 @@ class _BlockWeights:
         return -1.0 if self._cell_clip is None else float(self._cell_clip)
 
 
-class LSTMBlockCell(_BlockWeights, LayerRNNCell):
+class LSTMBlockCell(LSTMSized, _BlockWeights, LayerRNNCell):
     """An LSTM cell computed by one LSTMBlockCell op a step (TF's variables lstm_cell/kernel,
     lstm_cell/bias, and w_i_diag, w_f_diag, w_o_diag with use_peephole)."""
 
@@ -40,14 +40,6 @@ class LSTMBlockCell(_BlockWeights, LayerRNNCell):
         super().__init__(_reuse=reuse, name=name, dtype=dtype, **kwargs)
         self._num_units, self._forget_bias = num_units, forget_bias
         self._cell_clip, self._use_peephole = cell_clip, use_peephole
-
-    @property
-    def state_size(self):
-        return LSTMStateTuple(self._num_units, self._num_units)
-
-    @property
-    def output_size(self):
-        return self._num_units
 
     def build(self, inputs_shape):
         self._make_weights(self._input_depth(inputs_shape))

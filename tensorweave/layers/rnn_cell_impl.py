@@ -112,7 +112,20 @@ class LayerRNNCell(RNNCell):
     """TF 1.x's name for a cell that builds its variables through the Layer machinery."""
 
 
-class BasicRNNCell(LayerRNNCell):
+class UnitsSized:
+    """Mixin (listed before the cell base): state and output both of num_units."""
+    state_size = property(lambda self: self._num_units)
+    output_size = property(lambda self: self._num_units)
+
+
+class LSTMSized:
+    """Mixin (listed before the cell base): an LSTMStateTuple of num_units each as the state,
+    num_units as the output."""
+    state_size = property(lambda self: LSTMStateTuple(self._num_units, self._num_units))
+    output_size = property(lambda self: self._num_units)
+
+
+class BasicRNNCell(UnitsSized, LayerRNNCell):
     """output = new_state = activation(W [inputs, state] + b)."""
 
     def __init__(self, num_units, activation=None, reuse=None, name=None, dtype=None,
@@ -120,14 +133,6 @@ class BasicRNNCell(LayerRNNCell):
         super().__init__(_reuse=reuse, name=name, dtype=dtype, **kwargs)
         self._num_units = num_units
         self._activation = activation or math_ops.tanh
-
-    @property
-    def state_size(self):
-        return self._num_units
-
-    @property
-    def output_size(self):
-        return self._num_units
 
     def build(self, inputs_shape):
         depth = self._input_depth(inputs_shape)
@@ -143,7 +148,7 @@ class BasicRNNCell(LayerRNNCell):
         return output, output
 
 
-class GRUCell(LayerRNNCell):
+class GRUCell(UnitsSized, LayerRNNCell):
     """Gated recurrent unit (Cho et al. 2014), TF 1.x's variables gates/ and candidate/."""
 
     def __init__(self, num_units, activation=None, reuse=None, kernel_initializer=None,
@@ -153,14 +158,6 @@ class GRUCell(LayerRNNCell):
         self._activation = activation or math_ops.tanh
         self._kernel_initializer = kernel_initializer
         self._bias_initializer = bias_initializer
-
-    @property
-    def state_size(self):
-        return self._num_units
-
-    @property
-    def output_size(self):
-        return self._num_units
 
     def build(self, inputs_shape):
         depth = self._input_depth(inputs_shape)
